@@ -1,0 +1,217 @@
+// The fnk IR core: SSA values, ops with attribute dictionaries and nested
+// regions, functions and modules. Ops are listed once in Ops.def.
+//
+// Ownership: a Module owns Functions; a Function owns its launch and body
+// Regions; a Region owns Blocks; a Block owns its arguments and Operations; an
+// Operation owns its results and Regions. Values know their users, so a pass can
+// replace all uses of a value in place.
+#pragma once
+#include <cstdint>
+#include <list>
+#include <memory>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "ir/Types.h"
+#include "support/Source.h"
+
+namespace fnk::ir {
+
+enum class OpKind : uint16_t {
+#define FNK_OP(name, mnemonic, minOps, maxOps, results, regions) name,
+#include "ir/Ops.def"
+};
+constexpr int kNumOpKinds = 0
+#define FNK_OP(name, mnemonic, minOps, maxOps, results, regions) +1
+#include "ir/Ops.def"
+    ;
+
+struct OpInfo {
+  const char* mnemonic;
+  int minOperands, maxOperands, numResults, numRegions;  // -1: variadic
+};
+const OpInfo& opInfo(OpKind k);
+const char* mnemonic(OpKind k);
+bool lookupOpKind(std::string_view mnemonic, OpKind& out);
+
+/// An attribute value: integer, float, bool, string (symbols such as "sum"),
+/// dtype, or a list of integers.
+using Attr = std::variant<int64_t, double, bool, std::string, DType, std::vector<int64_t>>;
+std::string attrStr(const Attr& a);
+
+class AttrDict {
+public:
+  void set(const std::string& key, Attr value);
+  const Attr* get(const std::string& key) const;
+  int64_t getInt(const std::string& key, int64_t dflt = 0) const;
+  std::string getStr(const std::string& key) const;
+  bool getBool(const std::string& key) const;
+  const std::vector<std::pair<std::string, Attr>>& entries() const { return entries_; }
+  bool empty() const { return entries_.empty(); }
+  bool operator==(const AttrDict& o) const { return entries_ == o.entries_; }
+
+private:
+  std::vector<std::pair<std::string, Attr>> entries_;  // sorted by key
+};
+
+class Operation;
+class Block;
+class Region;
+
+class Value {
+public:
+  Value(Type type, Operation* def, Block* owner, unsigned index)
+      : type_(std::move(type)), def_(def), owner_(owner), index_(index) {}
+  Value(const Value&) = delete;
+  Value& operator=(const Value&) = delete;
+
+  const Type& type() const { return type_; }
+  void setType(Type t) { type_ = std::move(t); }
+  Operation* definingOp() const { return def_; }  // null for block arguments
+  Block* ownerBlock() const { return owner_; }    // for block arguments
+  unsigned index() const { return index_; }
+  const std::vector<Operation*>& users() const { return users_; }
+  bool hasUses() const { return !users_.empty(); }
+  void replaceAllUsesWith(Value* other);
+
+  /// A name to print for this value when it has one (parameters, loop vars).
+  std::string nameHint;
+
+private:
+  friend class Operation;
+  Type type_;
+  Operation* def_;
+  Block* owner_;
+  unsigned index_;
+  std::vector<Operation*> users_;  // one entry per use
+};
+
+class Operation {
+public:
+  Operation(OpKind kind, SourceRange loc) : kind_(kind), loc_(loc) {}
+  ~Operation();
+  Operation(const Operation&) = delete;
+
+  OpKind kind() const { return kind_; }
+  const char* name() const { return mnemonic(kind_); }
+  SourceRange loc() const { return loc_; }
+
+  unsigned numOperands() const { return static_cast<unsigned>(operands_.size()); }
+  Value* operand(unsigned i) const { return operands_[i]; }
+  const std::vector<Value*>& operands() const { return operands_; }
+  void addOperand(Value* v);
+  void setOperand(unsigned i, Value* v);
+  void dropOperands();
+
+  unsigned numResults() const { return static_cast<unsigned>(results_.size()); }
+  Value* result(unsigned i = 0) const { return results_[i].get(); }
+  Value* addResult(Type t);
+
+  AttrDict& attrs() { return attrs_; }
+  const AttrDict& attrs() const { return attrs_; }
+
+  unsigned numRegions() const { return static_cast<unsigned>(regions_.size()); }
+  Region& region(unsigned i) const { return *regions_[i]; }
+  Region& addRegion();
+
+  Block* parentBlock() const { return parent_; }
+
+private:
+  friend class Block;
+  OpKind kind_;
+  SourceRange loc_;
+  std::vector<Value*> operands_;
+  std::vector<std::unique_ptr<Value>> results_;
+  std::vector<std::unique_ptr<Region>> regions_;
+  AttrDict attrs_;
+  Block* parent_ = nullptr;
+};
+
+class Block {
+public:
+  explicit Block(Region* parent) : parent_(parent) {}
+  Value* addArgument(Type t, std::string nameHint = {});
+  unsigned numArguments() const { return static_cast<unsigned>(args_.size()); }
+  Value* argument(unsigned i) const { return args_[i].get(); }
+
+  using OpList = std::list<std::unique_ptr<Operation>>;
+  OpList& ops() { return ops_; }
+  const OpList& ops() const { return ops_; }
+  Operation* append(std::unique_ptr<Operation> op);
+  Operation* terminator() const { return ops_.empty() ? nullptr : ops_.back().get(); }
+  /// Removes an op that has no remaining uses of its results.
+  OpList::iterator erase(OpList::iterator it);
+  Region* parentRegion() const { return parent_; }
+
+private:
+  Region* parent_;
+  std::vector<std::unique_ptr<Value>> args_;
+  OpList ops_;
+};
+
+class Region {
+public:
+  explicit Region(Operation* parentOp = nullptr) : parentOp_(parentOp) {}
+  Block& addBlock();
+  bool empty() const { return blocks_.empty(); }
+  Block& front() const { return *blocks_.front(); }
+  const std::vector<std::unique_ptr<Block>>& blocks() const { return blocks_; }
+  Operation* parentOp() const { return parentOp_; }
+
+private:
+  Operation* parentOp_;
+  std::vector<std::unique_ptr<Block>> blocks_;
+};
+
+struct Param {
+  std::string name;
+  Type type;  // tensor, or scalar
+};
+
+/// A kernel (or, later, a graph) specialized for concrete const-generic
+/// values. `launch` computes the grid from the parameters and ends in
+/// func.launch_grid; `body` ends in func.return. Both regions' entry blocks
+/// take one argument per parameter.
+class Function {
+public:
+  enum class Kind { Kernel };
+  std::string name;
+  Kind kind = Kind::Kernel;
+  std::vector<std::pair<std::string, Attr>> consts;  // the instantiation, in declaration order
+  std::vector<Param> params;
+  AttrDict attrs;  // warps, cluster = [x, y, z]
+  Region launch;
+  Region body;
+  SourceRange loc;
+
+  int64_t warps() const { return attrs.getInt("warps", 4); }
+  std::vector<int64_t> cluster() const;
+  Block& launchBlock() { return launch.front(); }
+  Block& bodyBlock() { return body.front(); }
+  int paramIndex(const std::string& n) const;
+};
+
+class Module {
+public:
+  std::string name;
+  std::vector<std::unique_ptr<Function>> functions;
+  Function* lookup(const std::string& name) const;
+};
+
+/// Builds ops at the end of a block.
+class Builder {
+public:
+  explicit Builder(Block* block = nullptr) : block_(block) {}
+  void setInsertionBlock(Block* b) { block_ = b; }
+  Block* block() const { return block_; }
+  /// Creates `kind` with the given operands and result types and appends it.
+  Operation* create(OpKind kind, SourceRange loc, const std::vector<Value*>& operands,
+                    const std::vector<Type>& resultTypes, AttrDict attrs = {});
+  Value* constant(SourceRange loc, Type t, Attr value);
+
+private:
+  Block* block_;
+};
+
+}  // namespace fnk::ir
