@@ -16,7 +16,7 @@ genericParams : '<' genericParam (',' genericParam)* '>' ;
 genericParam  : IDENT ':' IDENT ('=' constValue)? ;
 constValue    : '-'? (INT | FLOAT) | 'true' | 'false' | IDENT ;
 paramList   : param (',' param)* ','? ;
-param       : IDENT ':' OUT? typeExpr ;
+param       : IDENT (':' OUT? typeExpr)? ;
 
 typeExpr    : 'tensor' '<' IDENT '>' '[' dimList ']'      # tensorType
             | 'tile' '<' IDENT '>' '[' exprList ']'        # tileType

@@ -1,0 +1,457 @@
+// The built-in functions of the kernel language: index sources, constructors,
+// memory access, math, reductions, shape changes, casts, and cluster ops.
+#include <algorithm>
+#include <set>
+
+#include "frontend/Elaborator.h"
+
+namespace fnk {
+
+using ir::DType;
+using ir::OpKind;
+using ir::Type;
+
+std::optional<int64_t> Elaborator::constInt(const EVal& v, const char* what) {
+  if (v.isError()) return std::nullopt;
+  if (v.kind != EVal::Kind::Int) {
+    diags_.error(v.range, std::string(what) + " must be a compile-time integer, got " + typeStr(v));
+    return std::nullopt;
+  }
+  return v.i;
+}
+
+std::optional<DType> Elaborator::dtypeArg(const EVal& v) {
+  if (v.isError()) return std::nullopt;
+  if (v.kind != EVal::Kind::DType) {
+    diags_.error(v.range, "expected a dtype (f32, bf16, i32, ...), got " + typeStr(v));
+    return std::nullopt;
+  }
+  return v.dtype;
+}
+
+std::optional<std::vector<int64_t>> Elaborator::shapeArg(const EVal& v) {
+  std::vector<int64_t> s;
+  if (v.kind == EVal::Kind::Tuple) {
+    for (const auto& e : v.elems) {
+      auto d = constInt(e, "shape dimension");
+      if (!d) return std::nullopt;
+      s.push_back(*d);
+    }
+    return s;
+  }
+  auto d = constInt(v, "shape");
+  if (!d) return std::nullopt;
+  return std::vector<int64_t>{*d};
+}
+
+EVal Elaborator::reduce(const EVal& x, std::optional<int64_t> axis, const std::string& kind, SourceRange r) {
+  ir::Value* v = toValue(x);
+  if (!v) return EVal::error();
+  int64_t rank = static_cast<int64_t>(v->type().shape.size());
+  if (rank == 0) return EVal::of(v, r);  // reducing a scalar is the scalar
+  if (kind == "mean" && !ir::isFloat(v->type().dtype)) {
+    diags_.error(r, "mean of " + v->type().str() + " needs a float tile; convert with .to(f32)");
+    return EVal::error();
+  }
+  std::vector<int64_t> axes;
+  if (axis) {
+    int64_t a = *axis < 0 ? *axis + rank : *axis;
+    if (a < 0 || a >= rank) {
+      diags_.error(r, "axis " + std::to_string(*axis) + " is out of range for " + v->type().str());
+      return EVal::error();
+    }
+    axes.push_back(a);
+  } else {
+    for (int64_t a = rank - 1; a >= 0; --a) axes.push_back(a);
+  }
+  int64_t count = 1;
+  for (int64_t a : axes) {
+    count *= v->type().shape[a];
+    auto s = v->type().shape;
+    s.erase(s.begin() + a);
+    ir::AttrDict attrs;
+    attrs.set("axis", a);
+    attrs.set("kind", kind == "mean" ? std::string("sum") : kind);
+    v = emit(OpKind::Reduce, r, {v}, v->type().withShape(s), attrs);
+  }
+  if (kind == "mean") return binary("/", EVal::of(v, r), EVal::ofInt(count, r), r);
+  return EVal::of(v, r);
+}
+
+EVal Elaborator::builtin(const std::string& fname, CallArgs& args, SourceRange r, bool& found) {
+  found = true;
+  auto expect = [&](size_t minPos, size_t maxPos, std::set<std::string> named) {
+    if (args.pos.size() < minPos || args.pos.size() > maxPos) {
+      std::string want = minPos == maxPos ? std::to_string(minPos) : std::to_string(minPos) + " to " + std::to_string(maxPos);
+      diags_.error(r, fname + "() takes " + want + " positional arguments, got " + std::to_string(args.pos.size()));
+      return false;
+    }
+    for (size_t i = 0; i < args.named.size(); ++i)
+      if (!named.count(args.named[i].first)) {
+        diags_.error(args.namedRanges[i], fname + "() has no argument named '" + args.named[i].first + "'");
+        return false;
+      }
+    return true;
+  };
+  static const std::map<std::string, OpKind> kMath = {
+      {"exp", OpKind::Exp},   {"exp2", OpKind::Exp2}, {"log", OpKind::Log},   {"log2", OpKind::Log2},
+      {"sqrt", OpKind::Sqrt}, {"rsqrt", OpKind::Rsqrt}, {"tanh", OpKind::Tanh}, {"erf", OpKind::Erf},
+      {"sigmoid", OpKind::Sigmoid}};
+
+  if (auto it = kMath.find(fname); it != kMath.end()) {
+    if (!expect(1, 1, {})) return EVal::error();
+    return unaryMath(it->second, args.pos[0], r);
+  }
+  if (fname == "abs") {
+    if (!expect(1, 1, {})) return EVal::error();
+    const EVal& a = args.pos[0];
+    if (a.kind == EVal::Kind::Int) return EVal::ofInt(a.i < 0 ? -a.i : a.i, r);
+    if (a.kind == EVal::Kind::Float) return EVal::ofFloat(std::abs(a.f), r);
+    ir::Value* v = toValue(a);
+    if (!v) return EVal::error();
+    if (ir::isFloat(v->type().dtype)) return EVal::of(emit(OpKind::Abs, r, {v}, v->type()), r);
+    EVal neg = binary("<", a, EVal::ofInt(0, r), r);
+    EVal minus = binary("-", EVal::ofInt(0, r), a, r);
+    ir::Value* c = toValue(neg);
+    ir::Value* m = toValue(minus);
+    if (!c || !m) return EVal::error();
+    return EVal::of(emit(OpKind::Select, r, {c, m, v}, v->type()), r);
+  }
+  if (fname == "program_id" || fname == "num_programs") {
+    if (!expect(0, 1, {"axis"})) return EVal::error();
+    const EVal* ax = args.pos.empty() ? args.get("axis") : &args.pos[0];
+    int64_t axis = 0;
+    if (ax) {
+      auto a = constInt(*ax, "axis");
+      if (!a) return EVal::error();
+      axis = *a;
+    }
+    if (axis < 0 || axis > 2) {
+      diags_.error(r, fname + " axis must be 0, 1 or 2, got " + std::to_string(axis));
+      return EVal::error();
+    }
+    ir::AttrDict a;
+    a.set("axis", axis);
+    return EVal::of(emit(fname == "program_id" ? OpKind::ProgramId : OpKind::NumPrograms, r, {},
+                         Type::scalar(DType::I32), a), r);
+  }
+  if (fname == "arange") {
+    if (!expect(1, 2, {})) return EVal::error();
+    auto lo = constInt(args.pos[0], "arange bound");
+    auto hi = args.pos.size() > 1 ? constInt(args.pos[1], "arange bound") : lo;
+    if (!lo || !hi) return EVal::error();
+    int64_t start = args.pos.size() > 1 ? *lo : 0, end = *hi;
+    if (end <= start) {
+      diags_.error(r, "arange(" + std::to_string(start) + ", " + std::to_string(end) + ") is empty");
+      return EVal::error();
+    }
+    if (start < INT32_MIN || end > INT32_MAX) {
+      diags_.error(r, "arange bounds must fit in i32");
+      return EVal::error();
+    }
+    if (!checkTile(DType::I32, {end - start}, r)) return EVal::error();
+    ir::AttrDict a;
+    a.set("start", start);
+    a.set("end", end);
+    return EVal::of(emit(OpKind::Arange, r, {}, Type::tile(DType::I32, {end - start}), a), r);
+  }
+  if (fname == "zeros" || fname == "full") {
+    bool full = fname == "full";
+    if (!expect(full ? 2 : 1, full ? 3 : 2, {"dtype"})) return EVal::error();
+    auto shape = shapeArg(args.pos[0]);
+    if (!shape) return EVal::error();
+    const EVal value = full ? args.pos[1] : EVal::ofInt(0, r);
+    const EVal* dtArg = args.pos.size() > (full ? 2u : 1u) ? &args.pos.back() : args.get("dtype");
+    DType dt = full ? (value.kind == EVal::Kind::Int ? DType::I32 : value.kind == EVal::Kind::Bool ? DType::I1 : DType::F32)
+                    : DType::F32;
+    if (dtArg) {
+      auto t = dtypeArg(*dtArg);
+      if (!t) return EVal::error();
+      dt = *t;
+    }
+    if (!checkTile(dt, *shape, r)) return EVal::error();
+    ir::Value* v = toValue(value, dt);
+    if (!v) return EVal::error();
+    v = cast(v, dt, r);
+    if (!v->type().isScalar()) {
+      diags_.error(value.range, "full() fills with a scalar, got " + v->type().str());
+      return EVal::error();
+    }
+    return EVal::of(broadcastTo(v, *shape, r), r);
+  }
+  if (fname == "cast") {
+    if (!expect(2, 2, {})) return EVal::error();
+    auto t = dtypeArg(args.pos[1]);
+    ir::Value* v = toValue(args.pos[0], t ? std::optional<DType>(*t) : std::nullopt);
+    if (!t || !v) return EVal::error();
+    return EVal::of(cast(v, *t, r), r);
+  }
+  if (fname == "where") {
+    if (!expect(3, 3, {})) return EVal::error();
+    ir::Value* c = toValue(args.pos[0]);
+    if (!c) return EVal::error();
+    if (c->type().dtype != DType::I1) {
+      diags_.error(args.pos[0].range, "where() condition must be bool, got " + c->type().str());
+      return EVal::error();
+    }
+    EVal a = args.pos[1], b = args.pos[2];
+    ir::Value *va = nullptr, *vb = nullptr;
+    if (!unify(a, b, r, va, vb)) return EVal::error();
+    auto shape = ir::broadcastShapes(c->type().shape, va->type().shape);
+    if (!shape) {
+      diags_.error(r, "where() condition of shape " + ir::shapeStr(c->type().shape) + " does not broadcast with " +
+                          ir::shapeStr(va->type().shape));
+      return EVal::error();
+    }
+    c = broadcastTo(c, *shape, r);
+    va = broadcastTo(va, *shape, r);
+    vb = broadcastTo(vb, *shape, r);
+    return EVal::of(emit(OpKind::Select, r, {c, va, vb}, va->type()), r);
+  }
+  if (fname == "pow" || ((fname == "min" || fname == "max") && args.pos.size() == 2)) {
+    if (!expect(2, 2, {})) return EVal::error();
+    if (fname == "pow") return binary("**", args.pos[0], args.pos[1], r);
+    const EVal& a = args.pos[0];
+    const EVal& b = args.pos[1];
+    if (a.isConst() && b.isConst() && a.kind != EVal::Kind::Bool && b.kind != EVal::Kind::Bool) {
+      EVal lt = binary("<", a, b, r);
+      return (lt.b == (fname == "min")) ? a : b;
+    }
+    EVal x = a, y = b;
+    ir::Value *va = nullptr, *vb = nullptr;
+    if (!unify(x, y, r, va, vb)) return EVal::error();
+    return EVal::of(emit(fname == "min" ? OpKind::Min : OpKind::Max, r, {va, vb}, va->type()), r);
+  }
+  if (fname == "fma") {
+    if (!expect(3, 3, {})) return EVal::error();
+    EVal ab = binary("*", args.pos[0], args.pos[1], r);  // for dtype and shape
+    if (ab.isError()) return ab;
+    ir::Value* prod = toValue(ab);
+    ir::Value *va = nullptr, *vc = nullptr;
+    EVal p = EVal::of(prod, r), c = args.pos[2];
+    if (!unify(p, c, r, va, vc)) return EVal::error();
+    if (!ir::isFloat(va->type().dtype)) return binary("+", EVal::of(va, r), EVal::of(vc, r), r);
+    // Re-derive the factors in the unified dtype and shape so the fma rounds once.
+    EVal fa = args.pos[0], fb = args.pos[1];
+    ir::Value *x = nullptr, *y = nullptr;
+    if (!unify(fa, fb, r, x, y)) return EVal::error();
+    x = broadcastTo(cast(x, va->type().dtype, r), va->type().shape, r);
+    y = broadcastTo(cast(y, va->type().dtype, r), va->type().shape, r);
+    return EVal::of(emit(OpKind::Fma, r, {x, y, vc}, va->type()), r);
+  }
+  if (fname == "sum" || fname == "max" || fname == "min" || fname == "mean") {
+    if (!expect(1, 2, {"axis"})) return EVal::error();
+    const EVal* ax = args.pos.size() > 1 ? &args.pos[1] : args.get("axis");
+    std::optional<int64_t> axis;
+    if (ax && ax->kind != EVal::Kind::None) {
+      axis = constInt(*ax, "axis");
+      if (!axis) return EVal::error();
+    }
+    return reduce(args.pos[0], axis, fname, r);
+  }
+  if (fname == "cdiv") {
+    if (!expect(2, 2, {})) return EVal::error();
+    EVal num = binary("+", args.pos[0], binary("-", args.pos[1], EVal::ofInt(1, r), r), r);
+    return binary("/", num, args.pos[1], r);
+  }
+  if (fname == "reshape") {
+    if (!expect(2, 2, {})) return EVal::error();
+    ir::Value* v = toValue(args.pos[0]);
+    auto shape = shapeArg(args.pos[1]);
+    if (!v || !shape || !checkTile(v->type().dtype, *shape, r)) return EVal::error();
+    int64_t n = 1;
+    for (int64_t d : *shape) n *= d;
+    if (n != v->type().numElements()) {
+      diags_.error(r, "cannot reshape " + v->type().str() + " (" + std::to_string(v->type().numElements()) +
+                          " elements) to " + ir::shapeStr(*shape) + " (" + std::to_string(n) + " elements)");
+      return EVal::error();
+    }
+    return EVal::of(emit(OpKind::Reshape, r, {v}, v->type().withShape(*shape)), r);
+  }
+  if (fname == "transpose") {
+    if (!expect(1, 2, {})) return EVal::error();
+    ir::Value* v = toValue(args.pos[0]);
+    if (!v) return EVal::error();
+    size_t rank = v->type().shape.size();
+    std::vector<int64_t> perm;
+    if (args.pos.size() > 1) {
+      auto p = shapeArg(args.pos[1]);
+      if (!p) return EVal::error();
+      perm = *p;
+    } else {
+      for (size_t i = rank; i-- > 0;) perm.push_back(static_cast<int64_t>(i));
+    }
+    std::vector<int64_t> sorted = perm;
+    std::sort(sorted.begin(), sorted.end());
+    bool ok = sorted.size() == rank;
+    for (size_t i = 0; ok && i < rank; ++i) ok = sorted[i] == static_cast<int64_t>(i);
+    if (!ok) {
+      diags_.error(r, "transpose permutation is not a permutation of the " + std::to_string(rank) + " axes of " +
+                          v->type().str());
+      return EVal::error();
+    }
+    std::vector<int64_t> shape;
+    for (int64_t p : perm) shape.push_back(v->type().shape[p]);
+    ir::AttrDict a;
+    a.set("perm", perm);
+    return EVal::of(emit(OpKind::Transpose, r, {v}, v->type().withShape(shape), a), r);
+  }
+  if (fname == "barrier") {
+    if (!expect(0, 0, {})) return EVal::error();
+    builder_.create(OpKind::Barrier, r, {}, {});
+    return EVal::none(r);
+  }
+  if (fname == "load") {
+    if (!expect(1, 1, {"mask", "other"})) return EVal::error();
+    const EVal& view = args.pos[0];
+    if (view.isError()) return view;
+    if (view.kind != EVal::Kind::View) {
+      diags_.error(view.range, "load() takes an indexed tensor or shared buffer such as x[row, cols], got " + typeStr(view));
+      return EVal::error();
+    }
+    DType dt = view.value->type().dtype;
+    std::vector<ir::Value*> ops{view.value};
+    std::vector<int64_t> shape;
+    for (ir::Value* i : view.indices) {
+      auto s = ir::broadcastShapes(shape, i->type().shape);
+      if (!s) {
+        diags_.error(view.range, "index shapes do not broadcast: " + ir::shapeStr(shape) + " and " + ir::shapeStr(i->type().shape));
+        return EVal::error();
+      }
+      shape = *s;
+      ops.push_back(i);
+    }
+    ir::AttrDict a;
+    for (const char* key : {"mask", "other"}) {
+      const EVal* m = args.get(key);
+      if (!m) continue;
+      ir::Value* v = toValue(*m, std::string(key) == "other" ? std::optional<DType>(dt) : std::nullopt);
+      if (!v) return EVal::error();
+      if (std::string(key) == "mask" && v->type().dtype != DType::I1) {
+        diags_.error(m->range, "load() mask must be bool, got " + v->type().str());
+        return EVal::error();
+      }
+      if (std::string(key) == "other") v = cast(v, dt, m->range);
+      auto s = ir::broadcastShapes(shape, v->type().shape);
+      if (!s) {
+        diags_.error(m->range, std::string(key) + " of shape " + ir::shapeStr(v->type().shape) +
+                                   " does not broadcast with the indexed shape " + ir::shapeStr(shape));
+        return EVal::error();
+      }
+      shape = *s;
+      ops.push_back(v);
+      a.set(key, true);
+    }
+    if (!checkTile(dt, shape, r)) return EVal::error();
+    return EVal::of(emit(OpKind::Load, r, ops, Type::tile(dt, shape), a), r);
+  }
+  if (fname == "store") {
+    if (!expect(2, 2, {"mask"})) return EVal::error();
+    const EVal& view = args.pos[0];
+    if (view.isError() || args.pos[1].isError()) return EVal::error();
+    if (view.kind != EVal::Kind::View) {
+      diags_.error(view.range, "store() takes an indexed tensor or shared buffer such as y[row, cols], got " + typeStr(view));
+      return EVal::error();
+    }
+    const Type& mt = view.value->type();
+    if (mt.isTensor() && !mt.isOut) {
+      diags_.error(view.range, "cannot store to an input tensor; declare the parameter 'out'");
+      return EVal::error();
+    }
+    DType dt = mt.dtype;
+    ir::Value* val = toValue(args.pos[1], dt);
+    if (!val) return EVal::error();
+    if (val->type().dtype != dt) {
+      diags_.error(args.pos[1].range, "stored value is " + val->type().str() + " but the destination holds " +
+                                          std::string(ir::dtypeName(dt)) + "; convert with .to(" +
+                                          std::string(ir::dtypeName(dt)) + ")");
+      return EVal::error();
+    }
+    std::vector<int64_t> idxShape;
+    for (ir::Value* i : view.indices) {
+      auto s = ir::broadcastShapes(idxShape, i->type().shape);
+      if (!s) {
+        diags_.error(view.range, "index shapes do not broadcast");
+        return EVal::error();
+      }
+      idxShape = *s;
+    }
+    ir::Value* mask = nullptr;
+    std::vector<int64_t> shape = idxShape;
+    if (const EVal* m = args.get("mask")) {
+      mask = toValue(*m);
+      if (!mask) return EVal::error();
+      if (mask->type().dtype != DType::I1) {
+        diags_.error(m->range, "store() mask must be bool, got " + mask->type().str());
+        return EVal::error();
+      }
+      auto s = ir::broadcastShapes(shape, mask->type().shape);
+      if (!s) {
+        diags_.error(m->range, "mask of shape " + ir::shapeStr(mask->type().shape) + " does not broadcast with " +
+                                   ir::shapeStr(shape));
+        return EVal::error();
+      }
+      shape = *s;
+    }
+    if (val->type().shape.size() > shape.size() || !ir::broadcastShapes(shape, val->type().shape) ||
+        *ir::broadcastShapes(shape, val->type().shape) != shape) {
+      diags_.error(args.pos[1].range, "value of shape " + ir::shapeStr(val->type().shape) +
+                                          " does not fit the indexed shape " + ir::shapeStr(shape));
+      return EVal::error();
+    }
+    std::vector<ir::Value*> ops{view.value};
+    for (ir::Value* i : view.indices) ops.push_back(shape == idxShape ? i : broadcastTo(i, shape, r));
+    ops.push_back(broadcastTo(val, shape, r));
+    ir::AttrDict a;
+    if (mask) {
+      ops.push_back(broadcastTo(mask, shape, r));
+      a.set("mask", true);
+    }
+    builder_.create(OpKind::Store, r, ops, {}, a);
+    return EVal::none(r);
+  }
+  found = false;
+  return EVal::error();
+}
+
+EVal Elaborator::clusterOp(const ast::MethodExpr& e, CallArgs& args) {
+  SourceRange r = e.range;
+  auto noArgs = [&] {
+    if (!args.pos.empty() || !args.named.empty()) {
+      diags_.error(r, "cluster." + e.name + "() takes no arguments");
+      return false;
+    }
+    return true;
+  };
+  if (e.name == "rank" || e.name == "size") {
+    if (!noArgs()) return EVal::error();
+    return EVal::of(emit(e.name == "rank" ? OpKind::ClusterRank : OpKind::ClusterSize, r, {}, Type::scalar(DType::I32)), r);
+  }
+  if (e.name == "sync") {
+    if (!noArgs()) return EVal::error();
+    builder_.create(OpKind::ClusterSync, r, {}, {});
+    return EVal::none(r);
+  }
+  if (e.name == "reduce") {
+    if (args.pos.size() != 2 || !args.named.empty()) {
+      diags_.error(r, "cluster.reduce(value, op) takes a value and one of add, sum, max, min");
+      return EVal::error();
+    }
+    const auto* opName = ast::dynCast<ast::NameExpr>(e.args[1].value.get());
+    std::string kind = opName ? opName->name : "";
+    if (kind == "add") kind = "sum";
+    if (kind != "sum" && kind != "max" && kind != "min") {
+      diags_.error(e.args[1].value->range, "cluster.reduce op must be add, sum, max or min");
+      return EVal::error();
+    }
+    ir::Value* v = toValue(args.pos[0]);
+    if (!v) return EVal::error();
+    ir::AttrDict a;
+    a.set("kind", kind);
+    return EVal::of(emit(OpKind::ClusterReduce, r, {v}, v->type(), a), r);
+  }
+  diags_.error(e.nameRange, "unknown cluster operation '" + e.name + "'; expected rank, size, sync or reduce");
+  return EVal::error();
+}
+
+}  // namespace fnk

@@ -1,0 +1,111 @@
+#include "tools/Cli.h"
+
+#include <pthread.h>
+
+#include "ir/Parser.h"
+#include "ir/Verifier.h"
+
+namespace fnk::cli {
+
+bool isIRFile(const std::string& path) {
+  return path.size() >= 6 && path.compare(path.size() - 6, 6, ".fnkir") == 0;
+}
+
+std::unique_ptr<ir::Module> loadModule(const std::string& path, const LoadOptions& opts, SourceManager& sm,
+                                       DiagEngine& diags, std::unique_ptr<Program>* programOut) {
+  std::unique_ptr<ir::Module> m;
+  if (isIRFile(path)) {
+    std::string err;
+    int id = sm.addFile(path, err);
+    if (id < 0) {
+      diags.error({}, err);
+      return nullptr;
+    }
+    m = ir::parseIR(sm, id, diags);
+    if (m && !opts.kernel.empty()) {
+      if (!m->lookup(opts.kernel)) {
+        diags.error({}, "no kernel named '" + opts.kernel + "' in " + path);
+        return nullptr;
+      }
+      std::erase_if(m->functions, [&](const auto& f) { return f->name != opts.kernel; });
+    }
+  } else {
+    auto program = std::make_unique<Program>(sm, diags, opts.frontend);
+    if (!program->loadFile(path)) return nullptr;
+    m = elaborateModule(*program, opts.consts, diags, opts.kernel);
+    if (programOut) *programOut = std::move(program);
+  }
+  if (!m) return nullptr;
+  if (!ir::verify(*m, diags)) return nullptr;
+  return m;
+}
+
+bool splitAssignment(const std::string& s, std::string& name, std::string& value) {
+  auto eq = s.find('=');
+  if (eq == std::string::npos || eq == 0) return false;
+  name = s.substr(0, eq);
+  value = s.substr(eq + 1);
+  return true;
+}
+
+bool ArgReader::take(const std::string& name, std::string& value, std::string& error) {
+  const std::string& a = args_[i_];
+  bool shortForm = name.size() == 2 && name[0] == '-' && name[1] != '-';
+  if (a == name) {
+    if (i_ + 1 >= args_.size()) {
+      error = "option " + name + " needs a value";
+      ++i_;
+      return true;
+    }
+    value = args_[i_ + 1];
+    i_ += 2;
+    return true;
+  }
+  if (!shortForm && a.rfind(name + "=", 0) == 0) {
+    value = a.substr(name.size() + 1);
+    ++i_;
+    return true;
+  }
+  if (shortForm && a.size() > 2 && a.rfind(name, 0) == 0) {
+    value = a.substr(2);
+    ++i_;
+    return true;
+  }
+  return false;
+}
+
+bool ArgReader::takeFlag(const std::string& name) {
+  if (args_[i_] != name) return false;
+  ++i_;
+  return true;
+}
+
+namespace {
+struct Thunk {
+  int (*fn)(void*);
+  void* arg;
+  int result;
+};
+void* trampoline(void* p) {
+  auto* t = static_cast<Thunk*>(p);
+  t->result = t->fn(t->arg);
+  return nullptr;
+}
+}  // namespace
+
+int runWithLargeStack(int (*fn)(void*), void* arg) {
+  Thunk t{fn, arg, 1};
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  pthread_attr_setstacksize(&attr, size_t(256) << 20);
+  pthread_t th;
+  if (pthread_create(&th, &attr, trampoline, &t) != 0) {
+    pthread_attr_destroy(&attr);
+    return fn(arg);  // fall back to the current stack
+  }
+  pthread_join(th, nullptr);
+  pthread_attr_destroy(&attr);
+  return t.result;
+}
+
+}  // namespace fnk::cli

@@ -1,0 +1,162 @@
+// fnkc: the ahead-of-time compiler driver. Checks a .fnk (or .fnkir) file and
+// prints its AST or IR, runs one named pass for golden tests, and (with the GPU
+// backend) emits LLVM IR, PTX, cubins and launch headers.
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "frontend/AstPrinter.h"
+#include "ir/Pass.h"
+#include "ir/Printer.h"
+#include "tools/Cli.h"
+
+using namespace fnk;
+
+namespace {
+
+const char* kUsage = R"(usage: fnkc FILE [options]
+
+Checks a fnk source file (.fnk) or IR file (.fnkir) and prints what --emit asks for.
+Errors are printed as file:line:col with the source line; the exit code is 1 on
+any user error.
+
+options:
+  -k, --kernel NAME      only this kernel (default: every kernel in FILE)
+  -D NAME=VALUE          set a const-generic parameter (repeatable)
+  -I DIR                 add an import search directory (repeatable)
+  --stdlib DIR           use DIR as the standard library (default: built in)
+  --emit=KIND            ast | ir | ir-raw (before passes) | none (default: none)
+  -O0                    skip the optimization pipeline
+  --pass=NAME            run only the named pass on the input and print the IR
+  --print-after=NAME     print the IR after pass NAME
+  --time-passes          print the time each pass took
+  --list-passes          list the passes of the pipeline
+  -o FILE                write the output to FILE instead of stdout
+  -h, --help             show this help
+  --version              show the version
+)";
+
+struct Options {
+  std::string input, emit = "none", pass, printAfter, output;
+  bool timePasses = false, optimize = true, listPasses = false;
+  cli::LoadOptions load;
+};
+
+int usageError(const std::string& msg) {
+  std::cerr << "fnkc: error: " << msg << "\n(run fnkc --help for usage)\n";
+  return 1;
+}
+
+int parseArgs(int argc, char** argv, Options& o, bool& exitNow) {
+  cli::ArgReader r(argc, argv, 1);
+  std::string v, err;
+  while (!r.done()) {
+    if (r.takeFlag("-h") || r.takeFlag("--help")) {
+      std::cout << kUsage;
+      exitNow = true;
+      return 0;
+    }
+    if (r.takeFlag("--version")) {
+      std::cout << "fnkc " FNK_VERSION "\n";
+      exitNow = true;
+      return 0;
+    }
+    if (r.takeFlag("--time-passes")) o.timePasses = true;
+    else if (r.takeFlag("--list-passes")) o.listPasses = true;
+    else if (r.takeFlag("-O0")) o.optimize = false;
+    else if (r.takeFlag("-O1") || r.takeFlag("-O2") || r.takeFlag("-O3")) o.optimize = true;
+    else if (r.take("-k", v, err) || r.take("--kernel", v, err)) o.load.kernel = v;
+    else if (r.take("-D", v, err)) {
+      std::string n, val;
+      if (err.empty() && !cli::splitAssignment(v, n, val)) return usageError("-D needs NAME=VALUE, got '" + v + "'");
+      o.load.consts[n] = val;
+    } else if (r.take("-I", v, err)) o.load.frontend.includeDirs.push_back(v);
+    else if (r.take("--stdlib", v, err)) o.load.frontend.stdlibDir = v;
+    else if (r.take("--emit", v, err)) o.emit = v;
+    else if (r.take("--pass", v, err)) o.pass = v;
+    else if (r.take("--print-after", v, err)) o.printAfter = v;
+    else if (r.take("-o", v, err)) o.output = v;
+    else if (!r.peek().empty() && r.peek()[0] == '-' && r.peek() != "-") return usageError("unknown option '" + r.peek() + "'");
+    else if (o.input.empty()) o.input = r.next();
+    else return usageError("more than one input file ('" + o.input + "' and '" + r.peek() + "')");
+    if (!err.empty()) return usageError(err);
+  }
+  if (o.listPasses) return 0;
+  if (o.input.empty()) return usageError("no input file");
+  static const char* kEmits[] = {"none", "ast", "ir", "ir-raw"};
+  bool known = false;
+  for (const char* e : kEmits) known |= o.emit == e;
+  if (o.emit == "llvm" || o.emit == "ptx" || o.emit == "cubin" || o.emit == "header")
+    return usageError("--emit=" + o.emit + " needs the GPU backend, which this build does not include");
+  if (!known) return usageError("unknown --emit kind '" + o.emit + "' (expected ast, ir, ir-raw or none)");
+  if (!o.pass.empty() && !ir::findPass(o.pass)) return usageError("unknown pass '" + o.pass + "' (see --list-passes)");
+  if (!o.printAfter.empty() && !ir::findPass(o.printAfter))
+    return usageError("unknown pass '" + o.printAfter + "' (see --list-passes)");
+  return 0;
+}
+
+int compile(Options& o) {
+  SourceManager sm;
+  DiagEngine diags(sm);
+  std::ostringstream out;
+  auto finish = [&](bool ok) {
+    diags.print(std::cerr);
+    if (!ok || diags.hasErrors()) return 1;
+    if (o.output.empty()) {
+      std::cout << out.str();
+      return 0;
+    }
+    // Write to a temporary and rename, so a failed run never leaves half a file.
+    std::string tmp = o.output + ".tmp";
+    std::ofstream f(tmp, std::ios::binary);
+    f << out.str();
+    f.close();
+    if (!f || std::rename(tmp.c_str(), o.output.c_str()) != 0) {
+      std::remove(tmp.c_str());
+      std::cerr << "fnkc: error: cannot write '" << o.output << "'\n";
+      return 1;
+    }
+    return 0;
+  };
+  std::unique_ptr<Program> program;
+  auto m = cli::loadModule(o.input, o.load, sm, diags, &program);
+  if (!m) return finish(false);
+  if (o.emit == "ast") {
+    if (!program) {
+      diags.error({}, "--emit=ast needs a .fnk source file");
+      return finish(false);
+    }
+    printAst(out, *program->root(), sm);
+    return finish(true);
+  }
+  if (o.emit == "ir-raw") {
+    ir::print(out, *m);
+    return finish(true);
+  }
+  if (!o.pass.empty()) {
+    if (!ir::runPass(*m, o.pass, diags)) return finish(false);
+  } else if (o.optimize) {
+    ir::PipelineOptions po;
+    po.printAfter = o.printAfter;
+    po.timePasses = o.timePasses;
+    po.dump = &std::cerr;
+    if (!ir::runPipeline(*m, diags, po)) return finish(false);
+  }
+  if (o.emit == "ir" || !o.pass.empty()) ir::print(out, *m);
+  return finish(true);
+}
+
+int compileThunk(void* p) { return compile(*static_cast<Options*>(p)); }
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options o;
+  bool exitNow = false;
+  if (int rc = parseArgs(argc, argv, o, exitNow); rc || exitNow) return rc;
+  if (o.listPasses) {
+    for (const auto& p : ir::allPasses()) std::cout << p.name << "\t" << p.summary << "\n";
+    return 0;
+  }
+  return cli::runWithLargeStack(compileThunk, &o);
+}
