@@ -7,7 +7,7 @@
 #include <map>
 #include <set>
 
-#include "backend/interp/Interpreter.h"
+#include "backend/interp/Binding.h"
 #include "ir/Pass.h"
 #include "support/Float.h"
 #include "support/Npy.h"
@@ -50,7 +50,7 @@ int fail(const std::string& msg) {
 struct RunOptions {
   std::string file, device = "cpu";
   cli::LoadOptions load;
-  std::map<std::string, std::string> ins, outs, scalars, dims;
+  std::map<std::string, std::string> ins, outs, scalars, dims;  // NAME -> text
 };
 
 bool addPair(std::map<std::string, std::string>& into, const std::string& opt, const std::string& v, std::string& err) {
@@ -62,32 +62,6 @@ bool addPair(std::map<std::string, std::string>& into, const std::string& opt, c
   if (!into.emplace(n, val).second) {
     err = opt + " " + n + " given twice";
     return false;
-  }
-  return true;
-}
-
-/// Checks that an .npy array fits a tensor parameter and converts it.
-bool bindInput(const ir::Param& p, const std::string& path, HostArray& a, std::string& err) {
-  if (Status s = readNpy(path, a); !s) {
-    err = "input '" + p.name + "': " + s.message();
-    return false;
-  }
-  ir::DType want = p.type.dtype;
-  bool ok = a.dtype == want || (ir::isFloat(want) && a.dtype == ir::DType::F32) ||
-            (want == ir::DType::F32 && a.dtype == ir::DType::F64);
-  if (!ok) {
-    err = "input '" + p.name + "' is " + std::string(ir::dtypeName(a.dtype)) + " data (" + path + ") but the parameter is " +
-          p.type.str() + (ir::isFloat(want) ? "; pass float32 data" : "");
-    return false;
-  }
-  if (a.shape.size() != p.type.dims.size()) {
-    err = "input '" + p.name + "' has " + std::to_string(a.shape.size()) + " dimensions (" + path +
-          ") but the parameter is " + p.type.str();
-    return false;
-  }
-  if (a.dtype != want) {
-    roundInPlace(a.data.data(), static_cast<int64_t>(a.data.size()), want);
-    a.dtype = want;
   }
   return true;
 }
@@ -108,86 +82,44 @@ int run(RunOptions& o) {
   if (o.device == "gpu") return fail("--device gpu needs the GPU backend, which this build does not include");
   if (o.device != "cpu") return fail("unknown device '" + o.device + "' (expected cpu or gpu)");
 
-  // Every name given must be a parameter of the right kind, and every parameter given.
-  for (const auto& [n, _] : o.ins) {
-    int i = fn.paramIndex(n);
-    if (i < 0) return fail("--in " + n + ": kernel '" + fn.name + "' has no parameter '" + n + "'");
-    if (!fn.params[i].type.isTensor() || fn.params[i].type.isOut)
-      return fail("--in " + n + ": '" + n + "' is " + fn.params[i].type.str() +
-                  (fn.params[i].type.isOut ? "; pass it with --out" : "; pass it with --arg"));
-  }
-  for (const auto& [n, _] : o.outs) {
-    int i = fn.paramIndex(n);
-    if (i < 0) return fail("--out " + n + ": kernel '" + fn.name + "' has no parameter '" + n + "'");
-    if (!fn.params[i].type.isOut) return fail("--out " + n + ": '" + n + "' is not an out tensor");
-  }
-  for (const auto& [n, _] : o.scalars) {
-    int i = fn.paramIndex(n);
-    if (i < 0) return fail("--arg " + n + ": kernel '" + fn.name + "' has no parameter '" + n + "'");
-    if (!fn.params[i].type.isScalar()) return fail("--arg " + n + ": '" + n + "' is a tensor; pass it with --in");
-  }
-
+  // Inputs first (they bind the dims), then dims given by hand, then outputs.
+  interp::ArgBinder binder(fn);
   std::vector<HostArray> arrays(fn.params.size());
-  std::vector<interp::Arg> args(fn.params.size());
-  std::map<std::string, std::pair<int64_t, std::string>> dims;  // symbol -> (size, from)
-  std::string err;
-  for (const auto& [n, v] : o.dims) {
+  Status err;
+  for (const auto& [name, path] : o.ins) {
+    int i = binder.paramIndex(name, err);
+    if (i < 0) return fail("--in " + name + ": " + err.message());
+    if (fn.params[i].type.isOut) return fail("--in " + name + ": '" + name + "' is an output; pass it with --out");
+    if (!fn.params[i].type.isTensor()) return fail("--in " + name + ": '" + name + "' is a scalar; pass it with --arg");
+    if (Status s = readNpy(path, arrays[i]); !s) return fail("input '" + name + "': " + s.message());
+    if (Status s = binder.bindTensor(name, arrays[i]); !s) return fail("input " + s.message() + " (" + path + ")");
+  }
+  for (const auto& [name, value] : o.dims) {
     char* end = nullptr;
-    long long size = std::strtoll(v.c_str(), &end, 10);
-    if (v.empty() || *end || size < 0 || size > (1ll << 40)) return fail("--dim " + n + ": '" + v + "' is not a size");
-    dims[n] = {size, "--dim"};
+    long long size = std::strtoll(value.c_str(), &end, 10);
+    if (value.empty() || *end || size < 0) return fail("--dim " + name + ": '" + value + "' is not a size");
+    if (Status s = binder.setDim(name, size); !s) return fail("--dim " + s.message());
   }
-  for (size_t i = 0; i < fn.params.size(); ++i) {
-    const ir::Param& p = fn.params[i];
-    if (!p.type.isTensor() || p.type.isOut) continue;
-    auto it = o.ins.find(p.name);
-    if (it == o.ins.end()) return fail("missing input for parameter '" + p.name + "' (" + p.type.str() + "): --in " + p.name + "=PATH.npy");
-    if (!bindInput(p, it->second, arrays[i], err)) return fail(err);
-    for (size_t d = 0; d < p.type.dims.size(); ++d) {
-      const std::string& sym = p.type.dims[d];
-      int64_t size = arrays[i].shape[d];
-      if (std::isdigit(static_cast<unsigned char>(sym[0]))) {
-        if (std::to_string(size) != sym)
-          return fail("input '" + p.name + "': dim " + std::to_string(d) + " is " + std::to_string(size) + " but the parameter fixes it at " + sym);
-        continue;
-      }
-      auto [pos, fresh] = dims.emplace(sym, std::make_pair(size, p.name));
-      if (!fresh && pos->second.first != size)
-        return fail("input '" + p.name + "': dim " + sym + " is " + std::to_string(size) + " here but " +
-                    std::to_string(pos->second.first) + " from '" + pos->second.second + "'");
-    }
-    args[i] = &arrays[i];
+  for (const auto& [name, value] : o.scalars) {
+    char* end = nullptr;
+    errno = 0;
+    double v = std::strtod(value.c_str(), &end);
+    if (value.empty() || *end || errno == ERANGE) return fail("--arg " + name + ": '" + value + "' is not a number");
+    if (Status s = binder.bindScalar(name, v); !s) return fail("--arg " + name + ": " + s.message());
   }
-  for (size_t i = 0; i < fn.params.size(); ++i) {
-    const ir::Param& p = fn.params[i];
-    if (p.type.isScalar()) {
-      auto it = o.scalars.find(p.name);
-      if (it == o.scalars.end()) return fail("missing scalar parameter '" + p.name + "' (" + p.type.str() + "): --arg " + p.name + "=VALUE");
-      char* end = nullptr;
-      errno = 0;
-      double v = std::strtod(it->second.c_str(), &end);
-      if (it->second.empty() || *end || errno == ERANGE) return fail("--arg " + p.name + ": '" + it->second + "' is not a number");
-      args[i] = v;
-    } else if (p.type.isOut) {
-      auto it = o.outs.find(p.name);
-      if (it == o.outs.end()) return fail("missing output for parameter '" + p.name + "' (" + p.type.str() + "): --out " + p.name + "=PATH.npy");
-      HostArray& a = arrays[i];
-      a.dtype = p.type.dtype;
-      for (const std::string& sym : p.type.dims) {
-        if (std::isdigit(static_cast<unsigned char>(sym[0]))) {
-          a.shape.push_back(std::strtoll(sym.c_str(), nullptr, 10));
-          continue;
-        }
-        auto d = dims.find(sym);
-        if (d == dims.end())
-          return fail("output '" + p.name + "': dim " + sym + " is not set by any input tensor; give it with --dim " + sym + "=SIZE");
-        a.shape.push_back(d->second.first);
-      }
-      int64_t n = a.numElements();
-      if (n > (int64_t(1) << 31)) return fail("output '" + p.name + "' would have " + std::to_string(n) + " elements");
-      a.data.assign(static_cast<size_t>(n), 0.0);
-      args[i] = &a;
-    }
+  for (const auto& [name, path] : o.outs) {
+    int i = binder.paramIndex(name, err);
+    if (i < 0) return fail("--out " + name + ": " + err.message());
+    if (!fn.params[i].type.isOut) return fail("--out " + name + ": '" + name + "' is not an out tensor");
+    if (Status s = binder.allocateOutput(name, arrays[i]); !s) return fail(s.message());
+  }
+  std::vector<interp::Arg> args;
+  if (Status s = binder.finish(args); !s) {
+    std::string flag = "--arg";
+    for (const auto& p : fn.params)
+      if (s.message().find("'" + p.name + "'") != std::string::npos)
+        flag = p.type.isOut ? "--out" : p.type.isTensor() ? "--in" : "--arg";
+    return fail(s.message() + "; pass it with " + flag);
   }
   interp::RunOptions ro;
   ro.poisonOutputs = true;
