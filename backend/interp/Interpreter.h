@@ -10,18 +10,14 @@
 #include <vector>
 
 #include "ir/IR.h"
+#include "support/HostArray.h"
 #include "support/Status.h"
 
 namespace fnk::interp {
 
-/// A dense row-major host array. Elements are held as double, each already
-/// representable in `dtype` (integers exactly up to 2^53).
-struct HostTensor {
-  ir::DType dtype = ir::DType::F32;
-  std::vector<int64_t> shape;
-  std::vector<double> data;
-  int64_t numElements() const;
-};
+/// A dense row-major host array (support/HostArray.h). Elements are held as
+/// double, each already representable in `dtype` (integers exactly up to 2^53).
+using HostTensor = HostArray;
 
 /// One launch argument, in the order of Function::params: a tensor for tensor
 /// parameters (outputs are written in place), a number for scalars.
@@ -35,8 +31,10 @@ struct RunOptions {
 
 /// Binds symbolic dims from the tensors' shapes (a dim named twice must agree),
 /// checks dtypes and ranks, evaluates the launch region, and runs the grid.
-/// Errors name the parameter (shape/dtype mismatches) or the op (runtime faults
-/// such as an integer division by zero or a cluster barrier some CTA never reaches).
+/// Errors name the parameter (shape/dtype mismatches) or the CTA and the op
+/// (runtime faults such as an integer division by zero or a cluster barrier
+/// some CTA never reaches); they do not name the kernel, which callers add.
+/// The semantics of each op are in docs/ir.md.
 Status run(const ir::Function& fn, const std::vector<Arg>& args, const RunOptions& opts = {});
 
 }  // namespace fnk::interp

@@ -1,0 +1,143 @@
+// Memory and cluster ops of the evaluator: tile.load / tile.store on global
+// tensors and shared buffers, gpu.shared_alloc, and the cluster collectives.
+#include "backend/interp/Cluster.h"
+#include "backend/interp/Eval.h"
+#include "support/Float.h"
+
+namespace fnk::interp::detail {
+
+namespace {
+
+Status opError(const ir::Operation& op, const std::string& m) { return Status::error(std::string(op.name()) + ": " + m); }
+
+}  // namespace
+
+// Index, mask and `other` operands broadcast to the access shape; an element
+// is valid when every index lies in [0, dim) and the mask is true.
+Status Evaluator::execLoad(const ir::Operation& op) {
+  if (Status s = needCta(op); !s) return s;
+  Memory* m;
+  if (Status s = memOf(op, 0, m); !s) return s;
+  const size_t r = m->shape.size();
+  const bool hasMask = op.attrs().getBool("mask"), hasOther = op.attrs().getBool("other");
+  const size_t expected = 1 + r + hasMask + hasOther;
+  if (op.numOperands() != expected)
+    return opError(op, "has " + std::to_string(op.numOperands()) + " operands but a load from rank-" + std::to_string(r) +
+                           " memory" + (hasMask ? " with a mask" : "") + (hasOther ? " with other" : "") + " takes " +
+                           std::to_string(expected));
+  const ir::Type& rt = op.result()->type();
+  const int64_t n = numElements(rt.shape);
+  std::vector<std::vector<double>> scratch(expected);
+  std::vector<const double*> p(expected, nullptr);
+  for (unsigned i = 1; i < expected; ++i) {
+    const Tile* t;
+    if (Status s = tileOf(op, i, t); !s) return s;
+    if (t->shape == rt.shape) p[i] = t->data.data();
+    else if (broadcastInto(*t, rt.shape, scratch[i])) p[i] = scratch[i].data();
+    else return opError(op, "operand " + std::to_string(i) + " of shape " + ir::shapeStr(t->shape) +
+                                " does not broadcast to the result shape " + ir::shapeStr(rt.shape));
+  }
+  const double* mask = hasMask ? p[1 + r] : nullptr;
+  const double* other = hasOther ? p[1 + r + hasMask] : nullptr;
+  Tile out{rt.shape, std::vector<double>(static_cast<size_t>(n))};
+  for (int64_t e = 0; e < n; ++e) {
+    bool valid = !mask || mask[e] != 0;
+    int64_t off = 0;
+    for (size_t d = 0; valid && d < r; ++d) {
+      double x = p[1 + d][e];
+      valid = x >= 0 && x < static_cast<double>(m->shape[d]);
+      if (valid) off = off * m->shape[d] + static_cast<int64_t>(x);
+    }
+    out.data[e] = valid ? m->data[off] : other ? other[e] : 0.0;
+  }
+  roundInPlace(out.data.data(), n, rt.dtype);
+  return setResult(op, 0, std::move(out));
+}
+
+// Invalid elements (out of bounds or masked off) are skipped, so a store
+// needs no explicit bounds mask.
+Status Evaluator::execStore(const ir::Operation& op) {
+  if (Status s = needCta(op); !s) return s;
+  Memory* m;
+  if (Status s = memOf(op, 0, m); !s) return s;
+  const size_t r = m->shape.size();
+  const bool hasMask = op.attrs().getBool("mask");
+  const size_t expected = 2 + r + hasMask;
+  if (op.numOperands() != expected)
+    return opError(op, "has " + std::to_string(op.numOperands()) + " operands but a store to rank-" + std::to_string(r) +
+                           " memory" + (hasMask ? " with a mask" : "") + " takes " + std::to_string(expected));
+  std::vector<const Tile*> t(expected, nullptr);
+  std::vector<int64_t> shape;
+  for (unsigned i = 1; i < expected; ++i) {
+    if (Status s = tileOf(op, i, t[i]); !s) return s;
+    auto b = ir::broadcastShapes(shape, t[i]->shape);
+    if (!b) return opError(op, "operand shapes " + ir::shapeStr(shape) + " and " + ir::shapeStr(t[i]->shape) + " do not broadcast");
+    shape = *b;
+  }
+  const int64_t n = numElements(shape);
+  std::vector<std::vector<double>> scratch(expected);
+  std::vector<const double*> p(expected, nullptr);
+  for (unsigned i = 1; i < expected; ++i) {
+    if (t[i]->shape == shape) p[i] = t[i]->data.data();
+    else {
+      (void)broadcastInto(*t[i], shape, scratch[i]);  // cannot fail: shape is their broadcast
+      p[i] = scratch[i].data();
+    }
+  }
+  const double* value = p[1 + r];
+  const double* mask = hasMask ? p[2 + r] : nullptr;
+  const ir::DType dt = m->dtype;
+  for (int64_t e = 0; e < n; ++e) {
+    bool valid = !mask || mask[e] != 0;
+    int64_t off = 0;
+    for (size_t d = 0; valid && d < r; ++d) {
+      double x = p[1 + d][e];
+      valid = x >= 0 && x < static_cast<double>(m->shape[d]);
+      if (valid) off = off * m->shape[d] + static_cast<int64_t>(x);
+    }
+    if (valid) m->data[off] = roundToDType(value[e], dt);
+  }
+  return Status::ok();
+}
+
+// A buffer is allocated (and poisoned) the first time its op runs in a CTA
+// and reused after, as the GPU's shared memory is laid out once per kernel.
+Status Evaluator::execSharedAlloc(const ir::Operation& op) {
+  if (Status s = needCta(op); !s) return s;
+  const ir::Type& rt = op.result()->type();
+  if (!rt.isShared()) return opError(op, "result type " + rt.str() + " is not a shared buffer");
+  auto& buf = shared_[&op];
+  if (!buf) {
+    buf = std::make_unique<SharedBuffer>();
+    buf->mem.name = "shared buffer " + rt.str();
+    buf->mem.dtype = rt.dtype;
+    buf->mem.shape = rt.shape;
+    buf->storage.assign(static_cast<size_t>(numElements(rt.shape)), poisonValue(rt.dtype));
+    buf->mem.data = buf->storage.data();
+  }
+  return bindMemory(op.result(), &buf->mem);
+}
+
+Status Evaluator::execCluster(const ir::Operation& op) {
+  if (Status s = needCta(op); !s) return s;
+  const int rank = static_cast<int>(cta_->clusterRank);
+  if (op.kind() == ir::OpKind::ClusterSync) {
+    if (!cta_->cluster) return Status::ok();
+    return cta_->cluster->arrive(rank, op, nullptr, nullptr, ir::DType::F32);
+  }
+  const Tile* a;
+  if (Status s = tileOf(op, 0, a); !s) return s;
+  std::string kind = op.attrs().getStr("kind");
+  if (kind != "sum" && kind != "max" && kind != "min") return opError(op, "unknown kind '" + kind + "'");
+  const ir::DType dt = op.result()->type().dtype;
+  Tile out;
+  if (cta_->cluster) {
+    if (Status s = cta_->cluster->arrive(rank, op, a, &out, dt); !s) return s;
+  } else {
+    out = *a;
+    roundInPlace(out.data.data(), static_cast<int64_t>(out.data.size()), dt);
+  }
+  return setResult(op, 0, std::move(out));
+}
+
+}  // namespace fnk::interp::detail
