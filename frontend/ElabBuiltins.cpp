@@ -83,7 +83,8 @@ EVal Elaborator::builtin(const std::string& fname, CallArgs& args, SourceRange r
   auto expect = [&](size_t minPos, size_t maxPos, std::set<std::string> named) {
     if (args.pos.size() < minPos || args.pos.size() > maxPos) {
       std::string want = minPos == maxPos ? std::to_string(minPos) : std::to_string(minPos) + " to " + std::to_string(maxPos);
-      diags_.error(r, fname + "() takes " + want + " positional arguments, got " + std::to_string(args.pos.size()));
+      diags_.error(r, fname + "() takes " + want + " positional argument" + (maxPos == 1 ? "" : "s") + ", got " +
+                          std::to_string(args.pos.size()));
       return false;
     }
     for (size_t i = 0; i < args.named.size(); ++i)
@@ -199,8 +200,8 @@ EVal Elaborator::builtin(const std::string& fname, CallArgs& args, SourceRange r
     if (!unify(a, b, r, va, vb)) return EVal::error();
     auto shape = ir::broadcastShapes(c->type().shape, va->type().shape);
     if (!shape) {
-      diags_.error(r, "where() condition of shape " + ir::shapeStr(c->type().shape) + " does not broadcast with " +
-                          ir::shapeStr(va->type().shape));
+      diags_.error(r, "where() condition of shape " + dimsStr(c->type().shape) + " does not broadcast with " +
+                          dimsStr(va->type().shape));
       return EVal::error();
     }
     c = broadcastTo(c, *shape, r);
@@ -263,7 +264,7 @@ EVal Elaborator::builtin(const std::string& fname, CallArgs& args, SourceRange r
     for (int64_t d : *shape) n *= d;
     if (n != v->type().numElements()) {
       diags_.error(r, "cannot reshape " + v->type().str() + " (" + std::to_string(v->type().numElements()) +
-                          " elements) to " + ir::shapeStr(*shape) + " (" + std::to_string(n) + " elements)");
+                          " elements) to " + dimsStr(*shape) + " (" + std::to_string(n) + " elements)");
       return EVal::error();
     }
     return EVal::of(emit(OpKind::Reshape, r, {v}, v->type().withShape(*shape)), r);
@@ -286,8 +287,10 @@ EVal Elaborator::builtin(const std::string& fname, CallArgs& args, SourceRange r
     bool ok = sorted.size() == rank;
     for (size_t i = 0; ok && i < rank; ++i) ok = sorted[i] == static_cast<int64_t>(i);
     if (!ok) {
-      diags_.error(r, "transpose permutation is not a permutation of the " + std::to_string(rank) + " axes of " +
-                          v->type().str());
+      std::string given = "(";
+      for (size_t i = 0; i < perm.size(); ++i) given += (i ? ", " : "") + std::to_string(perm[i]);
+      diags_.error(r, "transpose order " + given + ") is not a permutation of the " + std::to_string(rank) +
+                          " axes of " + v->type().str());
       return EVal::error();
     }
     std::vector<int64_t> shape;
@@ -315,7 +318,7 @@ EVal Elaborator::builtin(const std::string& fname, CallArgs& args, SourceRange r
     for (ir::Value* i : view.indices) {
       auto s = ir::broadcastShapes(shape, i->type().shape);
       if (!s) {
-        diags_.error(view.range, "index shapes do not broadcast: " + ir::shapeStr(shape) + " and " + ir::shapeStr(i->type().shape));
+        diags_.error(view.range, "index shapes do not broadcast: " + dimsStr(shape) + " and " + dimsStr(i->type().shape));
         return EVal::error();
       }
       shape = *s;
@@ -334,8 +337,8 @@ EVal Elaborator::builtin(const std::string& fname, CallArgs& args, SourceRange r
       if (std::string(key) == "other") v = cast(v, dt, m->range);
       auto s = ir::broadcastShapes(shape, v->type().shape);
       if (!s) {
-        diags_.error(m->range, std::string(key) + " of shape " + ir::shapeStr(v->type().shape) +
-                                   " does not broadcast with the indexed shape " + ir::shapeStr(shape));
+        diags_.error(m->range, std::string(key) + " of shape " + dimsStr(v->type().shape) +
+                                   " does not broadcast with the indexed shape " + dimsStr(shape));
         return EVal::error();
       }
       shape = *s;
@@ -387,16 +390,16 @@ EVal Elaborator::builtin(const std::string& fname, CallArgs& args, SourceRange r
       }
       auto s = ir::broadcastShapes(shape, mask->type().shape);
       if (!s) {
-        diags_.error(m->range, "mask of shape " + ir::shapeStr(mask->type().shape) + " does not broadcast with " +
-                                   ir::shapeStr(shape));
+        diags_.error(m->range, "mask of shape " + dimsStr(mask->type().shape) + " does not broadcast with " +
+                                   dimsStr(shape));
         return EVal::error();
       }
       shape = *s;
     }
     if (val->type().shape.size() > shape.size() || !ir::broadcastShapes(shape, val->type().shape) ||
         *ir::broadcastShapes(shape, val->type().shape) != shape) {
-      diags_.error(args.pos[1].range, "value of shape " + ir::shapeStr(val->type().shape) +
-                                          " does not fit the indexed shape " + ir::shapeStr(shape));
+      diags_.error(args.pos[1].range, "value of shape " + dimsStr(val->type().shape) +
+                                          " does not fit the indexed shape " + dimsStr(shape));
       return EVal::error();
     }
     std::vector<ir::Value*> ops{view.value};

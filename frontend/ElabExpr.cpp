@@ -1,5 +1,6 @@
 // Expressions: names, operators with NumPy broadcasting and dtype promotion,
 // indexing (tensor views and new axes), calls of helper fns and methods.
+#include <algorithm>
 #include <cmath>
 
 #include "frontend/Elaborator.h"
@@ -37,7 +38,7 @@ bool Elaborator::checkTile(DType t, const std::vector<int64_t>& shape, SourceRan
       return false;
     }
     if (d > kMaxTileElements || (n *= d) > kMaxTileElements) {
-      diags_.error(r, "tile of shape " + ir::shapeStr(shape) + " exceeds the limit of " +
+      diags_.error(r, "tile of shape " + dimsStr(shape) + " exceeds the limit of " +
                           std::to_string(kMaxTileElements) + " elements per tile");
       return false;
     }
@@ -104,7 +105,8 @@ static DType promote(DType a, DType b) {
   return ir::bitWidth(a) >= ir::bitWidth(b) ? a : b;
 }
 
-bool Elaborator::unify(EVal& a, EVal& b, SourceRange r, ir::Value*& va, ir::Value*& vb) {
+bool Elaborator::unify(EVal& a, EVal& b, SourceRange r, ir::Value*& va, ir::Value*& vb, const std::string& what,
+                       SourceRange at) {
   if (a.isError() || b.isError()) return false;
   DType t;
   if (a.isValue() && b.isValue()) t = promote(a.value->type().dtype, b.value->type().dtype);
@@ -124,8 +126,16 @@ bool Elaborator::unify(EVal& a, EVal& b, SourceRange r, ir::Value*& va, ir::Valu
   vb = cast(vb, t, r);
   auto shape = ir::broadcastShapes(va->type().shape, vb->type().shape);
   if (!shape) {
-    diags_.error(r, "operand shapes " + ir::shapeStr(va->type().shape) + " and " + ir::shapeStr(vb->type().shape) +
-                        " do not broadcast (" + va->type().str() + " vs " + vb->type().str() + ")");
+    // Name the first mismatched pair of dims, aligned from the right as NumPy aligns them.
+    const auto &sa = va->type().shape, &sb = vb->type().shape;
+    std::string detail;
+    for (size_t i = 1; i <= std::min(sa.size(), sb.size()) && detail.empty(); ++i) {
+      int64_t x = sa[sa.size() - i], y = sb[sb.size() - i];
+      if (x != y && x != 1 && y != 1)
+        detail = " (dim " + std::to_string(std::max(sa.size(), sb.size()) - i) + ": " + std::to_string(x) + " vs " +
+                 std::to_string(y) + ")";
+    }
+    diags_.error(at.valid() ? at : r, what + " do not broadcast: " + va->type().str() + " and " + vb->type().str() + detail);
     return false;
   }
   va = broadcastTo(va, *shape, r);
@@ -200,17 +210,17 @@ static std::optional<EVal> foldConst(const std::string& op, const EVal& a, const
   return std::nullopt;
 }
 
-EVal Elaborator::binary(const std::string& op, EVal a, EVal b, SourceRange r) {
+EVal Elaborator::binary(const std::string& op, EVal a, EVal b, SourceRange r, SourceRange opRange) {
   if (a.isError() || b.isError()) return EVal::error();
   if (auto folded = foldConst(op, a, b, r, diags_)) return *folded;
   // x ** 2 is x * x: one canonical form for the same math (ARCHITECTURE.md, decision 4).
-  if (op == "**" && b.kind == EVal::Kind::Int && b.i == 2) return binary("*", a, a, r);
+  if (op == "**" && b.kind == EVal::Kind::Int && b.i == 2) return binary("*", a, a, r, opRange);
   ir::Value *va = nullptr, *vb = nullptr;
-  if (!unify(a, b, r, va, vb)) return EVal::error();
+  if (!unify(a, b, r, va, vb, "operands of '" + op + "'", opRange)) return EVal::error();
   const Type& t = va->type();
   DType dt = t.dtype;
   auto need = [&](bool ok, const char* what) {
-    if (!ok) diags_.error(r, "operator '" + op + "' needs " + what + " operands, got " + t.str());
+    if (!ok) diags_.error(opRange.valid() ? opRange : r, "operator '" + op + "' needs " + what + " operands, got " + t.str());
     return ok;
   };
   static const std::map<std::string, OpKind> arith = {
@@ -319,8 +329,9 @@ EVal Elaborator::index(const ast::IndexExpr& e) {
     view.value = base.value;
     view.range = e.range;
     if (e.indices.size() != mt.rank()) {
-      diags_.error(e.range, mt.str() + " has " + std::to_string(mt.rank()) + " dimensions but is indexed with " +
-                                std::to_string(e.indices.size()));
+      diags_.error(e.range, mt.str() + " has " + std::to_string(mt.rank()) + " dimension" + (mt.rank() == 1 ? "" : "s") +
+                                " but is indexed with " + std::to_string(e.indices.size()) +
+                                (e.indices.size() == 1 ? " index" : " indices"));
       return EVal::error();
     }
     for (const auto& ia : e.indices) {
@@ -354,8 +365,9 @@ EVal Elaborator::index(const ast::IndexExpr& e) {
     kept += ia.kind == ast::IndexArg::Kind::Slice;
   }
   if (kept != v->type().shape.size()) {
-    diags_.error(e.range, "index has " + std::to_string(kept) + " ':' but the tile " + v->type().str() + " has " +
-                              std::to_string(v->type().shape.size()) + " dimensions");
+    size_t rank = v->type().shape.size();
+    diags_.error(e.range, "index has " + std::to_string(kept) + " ':' but " + v->type().str() + " has " +
+                              std::to_string(rank) + (rank == 1 ? " dimension" : " dimensions"));
     return EVal::error();
   }
   int64_t axis = 0;
@@ -478,13 +490,14 @@ EVal Elaborator::expr(const ast::Expr& e) {
       const auto& be = static_cast<const ast::BinaryExpr&>(e);
       EVal a = expr(*be.lhs);
       EVal b = expr(*be.rhs);
-      return binary(be.op, std::move(a), std::move(b), be.range);
+      return binary(be.op, std::move(a), std::move(b), be.range, be.opRange);
     }
     case ast::Expr::Kind::Call: return call(static_cast<const ast::CallExpr&>(e));
     case ast::Expr::Kind::Method: return method(static_cast<const ast::MethodExpr&>(e));
     case ast::Expr::Kind::Member: {
       const auto& me = static_cast<const ast::MemberExpr&>(e);
-      diags_.error(e.range, "unknown member '" + me.name + "'; did you mean to call a method, '" + me.name + "()'?");
+      diags_.error(e.range, "unknown member '" + me.name + "'; fnk values have methods, called with '()', but no fields" +
+                                (me.name == "shape" ? " (tensor dims are names in scope, such as N)" : ""));
       return EVal::error();
     }
     case ast::Expr::Kind::Index: return index(static_cast<const ast::IndexExpr&>(e));
@@ -518,8 +531,9 @@ EVal Elaborator::expr(const ast::Expr& e) {
       for (int64_t d : shape) bytes *= d;
       sharedBytes_ += bytes;
       if (sharedBytes_ > kMaxSharedBytes) {
-        diags_.error(e.range, "shared memory use reaches " + std::to_string(sharedBytes_) + " bytes; a CTA has at most " +
-                                  std::to_string(kMaxSharedBytes));
+        diags_.error(e.range, "shared buffers of this kernel take " + std::to_string(sharedBytes_) + " bytes (" +
+                                  std::to_string(sharedBytes_ / 1024) + " KiB); a CTA has at most " +
+                                  std::to_string(kMaxSharedBytes) + " (" + std::to_string(kMaxSharedBytes / 1024) + " KiB)");
         return EVal::error();
       }
       return EVal::of(emit(OpKind::SharedAlloc, e.range, {}, Type::shared(*t, shape)), e.range);

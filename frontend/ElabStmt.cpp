@@ -101,6 +101,7 @@ void Elaborator::assign(const ast::AssignStmt& s) {
   Binding* b = lookup(s.name);
   if (!b) {
     diags_.error(s.nameRange, "assignment to undeclared name '" + s.name + "'; declare it with var");
+    declare(s.name, EVal::error(), true, s.nameRange);  // later uses are not reported again
     return;
   }
   if (!b->isVar) {
@@ -284,8 +285,9 @@ void Elaborator::ifStmt(const ast::IfStmt& s) {
     for (size_t i = 0; i < carried.size(); ++i) {
       EVal c2 = coerceForMerge(finals[branch][i], types[i], s.range);
       if (c2.isError()) {
-        auto& d = diags_.error(s.range, "'" + carried[i].first + "' has different types after the branches: " +
-                                            typeStr(finals[0][i]) + " and " + typeStr(finals[1][i]));
+        auto& d = diags_.error(s.range, "'" + carried[i].first + "' is " + typeStr(finals[0][i]) +
+                                            " after the then-branch but " + typeStr(finals[1][i]) +
+                                            (s.elseBody ? " after the else-branch" : " when the branch is skipped"));
         DiagEngine::note(d, carried[i].second->decl, "declared here");
         ok = false;
         break;

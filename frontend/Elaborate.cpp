@@ -280,6 +280,7 @@ EVal Elaborator::callFn(const ast::FuncDecl& fn, CallArgs& args, SourceRange r) 
     declare(fn.params[i].name, v, false, fn.params[i].range);
   }
   std::optional<EVal> result;
+  unsigned errorsBefore = diags_.errorCount();
   if (ok) {
     ++inlineDepth_;
     inFn_ = true;
@@ -290,6 +291,7 @@ EVal Elaborator::callFn(const ast::FuncDecl& fn, CallArgs& args, SourceRange r) 
       stmt(*stmts[i]);
     }
     --inlineDepth_;
+    ok = diags_.errorCount() == errorsBefore;  // a body already reported stays quiet at the call site
   }
   scopes_ = std::move(savedScopes);
   consts_ = std::move(savedConsts);

@@ -37,6 +37,15 @@ struct EVal {
   bool isValue() const { return kind == Kind::Value; }
 };
 
+/// A shape as diagnostics print it: "[128, 64]", the way tile types print
+/// their dims, or "scalar" for rank 0.
+inline std::string dimsStr(const std::vector<int64_t>& s) {
+  if (s.empty()) return "scalar";
+  std::string r = "[";
+  for (size_t i = 0; i < s.size(); ++i) r += (i ? ", " : "") + std::to_string(s[i]);
+  return r + "]";
+}
+
 struct Binding {
   EVal val;
   bool isVar = false;
@@ -60,8 +69,12 @@ public:
   ir::Value* cast(ir::Value* v, ir::DType to, SourceRange r);
   ir::Value* broadcastTo(ir::Value* v, const std::vector<int64_t>& shape, SourceRange r);
   /// Brings two operands to one dtype and shape by the promotion rules.
-  bool unify(EVal& a, EVal& b, SourceRange r, ir::Value*& va, ir::Value*& vb);
-  EVal binary(const std::string& op, EVal a, EVal b, SourceRange r);
+  /// `what` names them in a diagnostic ("operands of '+'"), reported at `at`
+  /// when valid, else at `r`.
+  bool unify(EVal& a, EVal& b, SourceRange r, ir::Value*& va, ir::Value*& vb,
+             const std::string& what = "operands", SourceRange at = {});
+  /// `opRange` locates diagnostics at the operator token when given.
+  EVal binary(const std::string& op, EVal a, EVal b, SourceRange r, SourceRange opRange = {});
   EVal unaryMath(ir::OpKind k, const EVal& a, SourceRange r);
   EVal reduce(const EVal& x, std::optional<int64_t> axis, const std::string& kind, SourceRange r);
   bool checkTile(ir::DType t, const std::vector<int64_t>& shape, SourceRange r);

@@ -2,6 +2,7 @@
 
 #include <cerrno>
 #include <cstdlib>
+#include <optional>
 
 #include "FnkLexer.h"
 #include "FnkParser.h"
@@ -45,34 +46,113 @@ long firstInvalidUtf8(const std::string& s, OffsetMap& map) {
 
 struct TooManyErrors {};
 
+/// Turns ANTLR's messages into fnk's style: "unexpected ';'", "expected ')'
+/// before ';'", with a missing token reported just after the token it should
+/// follow. Expectation sets longer than a few tokens are dropped: they list
+/// the grammar, not what the user meant.
 class ErrorListener : public antlr4::BaseErrorListener {
 public:
-  ErrorListener(DiagEngine& d, int file, const OffsetMap& m) : diags_(d), file_(file), map_(m) {}
+  ErrorListener(DiagEngine& d, int file, const OffsetMap& m, antlr4::CommonTokenStream& toks)
+      : diags_(d), file_(file), map_(m), tokens_(toks) {}
   void syntaxError(antlr4::Recognizer*, antlr4::Token* tok, size_t, size_t, const std::string& msg,
                    std::exception_ptr) override {
     SourceRange r;
     r.begin = {file_, 0};
+    bool isEof = tok && tok->getType() == antlr4::Token::EOF;
     if (tok) {
       size_t start = tok->getStartIndex(), stop = tok->getStopIndex();
-      if (tok->getType() == antlr4::Token::EOF) start = stop = tok->getStartIndex();
+      if (isEof) start = stop = tok->getStartIndex();
       r.begin.offset = map_(start);
-      r.end = stop >= start && tok->getType() != antlr4::Token::EOF ? map_(stop + 1) : r.begin.offset + 1;
+      r.end = stop >= start && !isEof ? map_(stop + 1) : r.begin.offset + 1;
     }
-    diags_.error(r, clean(msg, tok));
+    std::string text = clean(msg, tok);
+    if (msg.rfind("missing ", 0) == 0 && tok) {
+      // Point just past the previous token: that is where the missing one belongs.
+      if (antlr4::Token* prev = previous(tok)) {
+        r.begin.offset = map_(prev->getStopIndex() + 1);
+        r.end = r.begin.offset + 1;
+      }
+    }
+    antlr4::Token* open = isEof ? unclosedBrace() : nullptr;
+    if (open) {
+      std::string s = open->getText();
+      text = std::string("expected '") + (s == "{" ? "}" : s == "(" ? ")" : "]") + "' at end of file";
+    }
+    Diagnostic& d = diags_.error(r, text);
+    if (open)
+      DiagEngine::note(d, {{file_, map_(open->getStartIndex())}, map_(open->getStartIndex()) + 1},
+                       "to match this '" + open->getText() + "'");
     if (++count_ >= kMaxSyntaxErrors) throw TooManyErrors{};
   }
   unsigned count() const { return count_; }
 
 private:
-  static std::string clean(std::string msg, antlr4::Token* tok) {
-    for (size_t p; (p = msg.find("<EOF>")) != std::string::npos;) msg.replace(p, 5, "end of file");
+  static std::string quote(antlr4::Token* tok) {
+    if (!tok || tok->getType() == antlr4::Token::EOF) return "end of file";
+    return "'" + tok->getText() + "'";
+  }
+  /// "{'(', ')'}" or "';'" → "'(' or ')'"; empty when the set is too long to help.
+  static std::string expectation(std::string set) {
+    for (size_t p; (p = set.find("<EOF>")) != std::string::npos;) set.replace(p, 5, "end of file");
+    if (set.empty() || set[0] != '{') return set;
+    set = set.substr(1, set.size() - 2);
+    std::vector<std::string> items;
+    for (size_t b = 0, e; b < set.size(); b = e + 2) {
+      e = set.find(", ", b);
+      if (e == std::string::npos) e = set.size();
+      items.push_back(set.substr(b, e - b));
+    }
+    if (items.size() > 4) return "";
+    std::string out;
+    for (size_t i = 0; i < items.size(); ++i)
+      out += (i == 0 ? "" : i + 1 == items.size() ? " or " : ", ") + items[i];
+    return out;
+  }
+  static std::string clean(const std::string& msg, antlr4::Token* tok) {
     if (tok && tok->getType() == FnkLexer::ERROR_CHAR) return "unexpected character '" + tok->getText() + "'";
-    if (!msg.empty()) msg[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(msg[0])));
-    return msg;
+    auto after = [&](const std::string& key) -> std::optional<std::string> {
+      size_t p = msg.find(key);
+      if (p == std::string::npos) return std::nullopt;
+      return msg.substr(p + key.size());
+    };
+    if (msg.rfind("missing ", 0) == 0) {  // "missing ';' at 'store'"
+      size_t at = msg.rfind(" at ");
+      std::string what = expectation(msg.substr(8, at == std::string::npos ? std::string::npos : at - 8));
+      return "expected " + what + " before " + quote(tok);
+    }
+    if (msg.rfind("mismatched input", 0) == 0 || msg.rfind("extraneous input", 0) == 0) {
+      std::string want = expectation(after(" expecting ").value_or(""));
+      if (tok && tok->getType() == antlr4::Token::EOF)
+        return "unexpected end of file" + (want.empty() ? std::string() : "; expected " + want);
+      return "unexpected " + quote(tok) + (want.empty() ? std::string() : "; expected " + want);
+    }
+    if (msg.rfind("no viable alternative", 0) == 0) return "unexpected " + quote(tok);
+    std::string m = msg;
+    for (size_t p; (p = m.find("<EOF>")) != std::string::npos;) m.replace(p, 5, "end of file");
+    if (!m.empty()) m[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(m[0])));
+    return m;
+  }
+  antlr4::Token* previous(antlr4::Token* tok) const {
+    for (size_t i = tok->getTokenIndex(); i-- > 0;) {
+      antlr4::Token* t = tokens_.get(i);
+      if (t->getChannel() == antlr4::Token::DEFAULT_CHANNEL) return t;
+    }
+    return nullptr;
+  }
+  /// The innermost '{', '(' or '[' still open at the end of the file.
+  antlr4::Token* unclosedBrace() const {
+    std::vector<antlr4::Token*> open;
+    for (antlr4::Token* t : tokens_.getTokens()) {
+      std::string s = t->getText();
+      if (s == "{" || s == "(" || s == "[") open.push_back(t);
+      else if ((s == "}" || s == ")" || s == "]") && !open.empty()) open.pop_back();
+    }
+    return open.empty() ? nullptr : open.back();
   }
   DiagEngine& diags_;
   int file_;
   const OffsetMap& map_;
+  antlr4::CommonTokenStream& tokens_;
   unsigned count_ = 0;
 };
 
@@ -374,11 +454,21 @@ private:
 
 /// Rejects nesting the recursive-descent parser and the tree walkers could
 /// not survive, before ANTLR sees it. Counts brackets and runs of prefix
-/// operators, which nest as deeply as brackets do.
+/// operators, which nest as deeply as brackets do. Also reports an unclosed
+/// block comment, which the grammar alone would show as a stray '/'.
 bool checkNesting(antlr4::CommonTokenStream& tokens, DiagEngine& diags, int file, const OffsetMap& map) {
   int depth = 0, prefixRun = 0, stmtTokens = 0;
-  for (antlr4::Token* t : tokens.getTokens()) {
+  const auto& all = tokens.getTokens();
+  for (size_t ti = 0; ti < all.size(); ++ti) {
+    antlr4::Token* t = all[ti];
     std::string s = t->getText();
+    // BLOCK_COMMENT only matches a closed comment, so an unclosed one lexes as '/' '*'.
+    if (s == "/" && ti + 1 < all.size() && all[ti + 1]->getText() == "*" &&
+        all[ti + 1]->getStartIndex() == t->getStopIndex() + 1) {
+      SourceRange r{{file, map(t->getStartIndex())}, map(t->getStartIndex()) + 2};
+      diags.error(r, "unterminated block comment; it needs a closing '*/'");
+      return false;
+    }
     // Long operator chains nest in the tree as deeply as brackets do.
     stmtTokens = (s == ";" || s == "{" || s == "}") ? 0 : stmtTokens + 1;
     if (stmtTokens > kMaxStatementTokens) {
@@ -425,7 +515,7 @@ std::unique_ptr<ast::Module> parseSource(const SourceManager& sm, int fileId, Di
     tokens.fill();
     if (!checkNesting(tokens, diags, fileId, map)) return nullptr;
     FnkParser parser(&tokens);
-    ErrorListener listener(diags, fileId, map);
+    ErrorListener listener(diags, fileId, map, tokens);
     parser.removeErrorListeners();
     parser.addErrorListener(&listener);
     FnkParser::FileContext* tree = parser.file();
