@@ -1,7 +1,5 @@
 #include "tools/Cli.h"
 
-#include <pthread.h>
-
 #include "ir/Parser.h"
 #include "ir/Verifier.h"
 
@@ -78,34 +76,6 @@ bool ArgReader::takeFlag(const std::string& name) {
   if (args_[i_] != name) return false;
   ++i_;
   return true;
-}
-
-namespace {
-struct Thunk {
-  int (*fn)(void*);
-  void* arg;
-  int result;
-};
-void* trampoline(void* p) {
-  auto* t = static_cast<Thunk*>(p);
-  t->result = t->fn(t->arg);
-  return nullptr;
-}
-}  // namespace
-
-int runWithLargeStack(int (*fn)(void*), void* arg) {
-  Thunk t{fn, arg, 1};
-  pthread_attr_t attr;
-  pthread_attr_init(&attr);
-  pthread_attr_setstacksize(&attr, size_t(256) << 20);
-  pthread_t th;
-  if (pthread_create(&th, &attr, trampoline, &t) != 0) {
-    pthread_attr_destroy(&attr);
-    return fn(arg);  // fall back to the current stack
-  }
-  pthread_join(th, nullptr);
-  pthread_attr_destroy(&attr);
-  return t.result;
 }
 
 }  // namespace fnk::cli

@@ -48,9 +48,4 @@ private:
   size_t i_ = 0;
 };
 
-/// Runs `fn` on a thread with a large stack: the front end and the IR walkers
-/// recurse over nesting that the parser already bounds, and this keeps the
-/// bound far from the platform's default stack size.
-int runWithLargeStack(int (*fn)(void*), void* arg);
-
 }  // namespace fnk::cli

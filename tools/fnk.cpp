@@ -11,7 +11,11 @@
 #include "ir/Pass.h"
 #include "support/Float.h"
 #include "support/Npy.h"
+#include "support/Stack.h"
 #include "tools/Cli.h"
+#ifdef FNK_HAVE_GPU
+#include "tools/GpuRun.h"
+#endif
 
 using namespace fnk;
 
@@ -35,6 +39,10 @@ fnk run options:
   --dim NAME=VALUE         a symbolic dim that only output tensors carry (such
                            as the partial-sum count P of a backward kernel)
   --device cpu|gpu         where to run (default cpu, the interpreter)
+  --check                  (gpu) also run the interpreter; print the max abs
+                           error per output, fail when over tolerance
+  --bench                  (gpu) print the median of 100 event-timed launches
+                           and GB/s (each tensor argument counted once)
   -I DIR                   add an import search directory
   --stdlib DIR             use DIR as the standard library
 
@@ -49,6 +57,7 @@ int fail(const std::string& msg) {
 
 struct RunOptions {
   std::string file, device = "cpu";
+  bool check = false, bench = false;  // --device gpu only
   cli::LoadOptions load;
   std::map<std::string, std::string> ins, outs, scalars, dims;  // NAME -> text
 };
@@ -79,8 +88,11 @@ int run(RunOptions& o) {
     return fail("choose a kernel with --kernel (" + o.file + " has: " + names + ")");
   }
   const ir::Function& fn = *m->functions.front();
+#ifndef FNK_HAVE_GPU
   if (o.device == "gpu") return fail("--device gpu needs the GPU backend, which this build does not include");
-  if (o.device != "cpu") return fail("unknown device '" + o.device + "' (expected cpu or gpu)");
+#endif
+  if (o.device != "cpu" && o.device != "gpu") return fail("unknown device '" + o.device + "' (expected cpu or gpu)");
+  if ((o.check || o.bench) && o.device != "gpu") return fail("--check and --bench need --device gpu");
 
   // Inputs first (they bind the dims), then dims given by hand, then outputs.
   interp::ArgBinder binder(fn);
@@ -123,6 +135,11 @@ int run(RunOptions& o) {
   }
   interp::RunOptions ro;
   ro.poisonOutputs = true;
+#ifdef FNK_HAVE_GPU
+  if (o.device == "gpu") {
+    if (Status s = tools::runGpu(fn, args, {o.check, o.bench}, std::cout); !s) return fail(s.message());
+  } else
+#endif
   if (Status s = interp::run(fn, args, ro); !s) return fail("kernel '" + fn.name + "': " + s.message());
   for (size_t i = 0; i < fn.params.size(); ++i) {
     const ir::Param& p = fn.params[i];
@@ -133,8 +150,6 @@ int run(RunOptions& o) {
   }
   return 0;
 }
-
-int runThunk(void* p) { return run(*static_cast<RunOptions*>(p)); }
 
 int runCommand(int argc, char** argv) {
   RunOptions o;
@@ -157,6 +172,8 @@ int runCommand(int argc, char** argv) {
     } else if (r.take("--dim", v, err)) {
       if (err.empty()) addPair(o.dims, "--dim", v, err);
     } else if (r.take("--device", v, err)) o.device = v;
+    else if (r.takeFlag("--check")) o.check = true;
+    else if (r.takeFlag("--bench")) o.bench = true;
     else if (r.take("-I", v, err)) o.load.frontend.includeDirs.push_back(v);
     else if (r.take("--stdlib", v, err)) o.load.frontend.stdlibDir = v;
     else if (!r.peek().empty() && r.peek()[0] == '-') return fail("unknown option '" + r.peek() + "' (see fnk help)");
@@ -165,7 +182,9 @@ int runCommand(int argc, char** argv) {
     if (!err.empty()) return fail(err);
   }
   if (o.file.empty()) return fail("fnk run needs a FILE (see fnk help)");
-  return cli::runWithLargeStack(runThunk, &o);
+  int rc = 1;
+  runWithLargeStack([&] { rc = run(o); });
+  return rc;
 }
 
 }  // namespace

@@ -8,7 +8,11 @@
 #include "frontend/AstPrinter.h"
 #include "ir/Pass.h"
 #include "ir/Printer.h"
+#include "support/Stack.h"
 #include "tools/Cli.h"
+#ifdef FNK_HAVE_GPU
+#include "tools/GpuEmit.h"
+#endif
 
 using namespace fnk;
 
@@ -25,7 +29,8 @@ options:
   -D NAME=VALUE          set a const-generic parameter (repeatable)
   -I DIR                 add an import search directory (repeatable)
   --stdlib DIR           use DIR as the standard library (default: built in)
-  --emit=KIND            ast | ir | ir-raw (before passes) | none (default: none)
+  --emit=KIND            ast | ir | ir-raw (before passes) | none (default: none);
+                         with the GPU backend also llvm | ptx | cubin (one kernel: -k)
   -O0                    skip the optimization pipeline
   --pass=NAME            run only the named pass on the input and print the IR
   --print-after=NAME     print the IR after pass NAME
@@ -86,7 +91,10 @@ int parseArgs(int argc, char** argv, Options& o, bool& exitNow) {
   static const char* kEmits[] = {"none", "ast", "ir", "ir-raw"};
   bool known = false;
   for (const char* e : kEmits) known |= o.emit == e;
-  if (o.emit == "llvm" || o.emit == "ptx" || o.emit == "cubin" || o.emit == "header")
+#ifdef FNK_HAVE_GPU
+  known |= o.emit == "llvm" || o.emit == "ptx" || o.emit == "cubin";
+#endif
+  if (!known && (o.emit == "llvm" || o.emit == "ptx" || o.emit == "cubin" || o.emit == "header"))
     return usageError("--emit=" + o.emit + " needs the GPU backend, which this build does not include");
   if (!known) return usageError("unknown --emit kind '" + o.emit + "' (expected ast, ir, ir-raw or none)");
   if (!o.pass.empty() && !ir::findPass(o.pass)) return usageError("unknown pass '" + o.pass + "' (see --list-passes)");
@@ -143,10 +151,18 @@ int compile(Options& o) {
     if (!ir::runPipeline(*m, diags, po)) return finish(false);
   }
   if (o.emit == "ir" || !o.pass.empty()) ir::print(out, *m);
+#ifdef FNK_HAVE_GPU
+  if (o.emit == "llvm" || o.emit == "ptx" || o.emit == "cubin") {
+    std::string text;
+    if (Status s = tools::emitGpu(*m, o.emit, text); !s) {
+      diags.error({}, s.message());
+      return finish(false);
+    }
+    out << text;
+  }
+#endif
   return finish(true);
 }
-
-int compileThunk(void* p) { return compile(*static_cast<Options*>(p)); }
 
 }  // namespace
 
@@ -158,5 +174,7 @@ int main(int argc, char** argv) {
     for (const auto& p : ir::allPasses()) std::cout << p.name << "\t" << p.summary << "\n";
     return 0;
   }
-  return cli::runWithLargeStack(compileThunk, &o);
+  int rc = 1;
+  runWithLargeStack([&] { rc = compile(o); });
+  return rc;
 }

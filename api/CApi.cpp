@@ -1,0 +1,352 @@
+// libfnk's C ABI (api/fnk.h) over the C++ front end, pipeline and interpreter.
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <sstream>
+
+#include "api/fnk.h"
+#include "backend/interp/Binding.h"
+#include "frontend/Elaborate.h"
+#include "ir/Pass.h"
+#include "ir/Printer.h"
+#include "ir/Verifier.h"
+#include "support/Float.h"
+#include "support/Stack.h"
+
+using namespace fnk;
+
+struct fnk_module {
+  SourceManager sm;
+  DiagEngine diags{sm};
+  std::unique_ptr<Program> program;
+  std::map<std::string, std::unique_ptr<ir::Module>> instances;  // key: kernel + consts
+};
+
+namespace {
+
+char* dupString(const std::string& s) {
+  char* r = static_cast<char*>(std::malloc(s.size() + 1));
+  if (r) std::memcpy(r, s.c_str(), s.size() + 1);
+  return r;
+}
+
+void setError(char** error, const std::string& msg) {
+  if (error) *error = dupString(msg);
+}
+
+std::string jsonString(const std::string& s) {
+  std::string r = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') r += '\\', r += c;
+    else if (static_cast<unsigned char>(c) < 0x20) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\u%04x", c);
+      r += buf;
+    } else r += c;
+  }
+  return r + "\"";
+}
+
+fnk_module* loadWith(const std::function<bool(fnk_module&)>& parse, const char* const* includes, int32_t nInclude,
+                     char** error) {
+  auto m = std::make_unique<fnk_module>();
+  FrontendOptions fo;
+  for (int32_t i = 0; i < nInclude; ++i)
+    if (includes && includes[i]) fo.includeDirs.push_back(includes[i]);
+  m->program = std::make_unique<Program>(m->sm, m->diags, fo);
+  bool ok = false;
+  runWithLargeStack([&] {
+    ok = parse(*m);
+    // Kernels whose constants all have defaults are checked now, so type
+    // errors surface at load time rather than at the first call.
+    if (ok)
+      for (const auto& d : m->program->root()->decls) {
+        bool defaults = d->isKernel;
+        for (const auto& g : d->generics) defaults &= g.hasDefault;
+        if (defaults) ok &= elaborateKernel(*m->program, *d, {}, m->diags) != nullptr;
+      }
+  });
+  if (!ok) {
+    setError(error, m->diags.str());
+    return nullptr;
+  }
+  return m.release();
+}
+
+/// The ir::Function for `kernel` with `consts`, instantiated once and cached.
+const ir::Function* instantiate(fnk_module* m, const char* kernel, const char* const* names, const char* const* values,
+                                int32_t n, char** error) {
+  if (!kernel) {
+    setError(error, "no kernel name given");
+    return nullptr;
+  }
+  ConstOverrides consts;
+  std::string key = kernel;
+  for (int32_t i = 0; i < n; ++i) {
+    if (!names || !values || !names[i] || !values[i]) {
+      setError(error, "const-generic names and values must not be null");
+      return nullptr;
+    }
+    consts[names[i]] = values[i];
+  }
+  for (const auto& [k, v] : consts) key += "|" + k + "=" + v;
+  if (auto it = m->instances.find(key); it != m->instances.end()) return it->second->functions.front().get();
+  m->diags.clear();
+  std::unique_ptr<ir::Module> mod;
+  runWithLargeStack([&] {
+    mod = elaborateModule(*m->program, consts, m->diags, kernel);
+    if (mod && (!ir::verify(*mod, m->diags) || !ir::runPipeline(*mod, m->diags, {}))) mod.reset();
+  });
+  if (!mod || mod->functions.empty()) {
+    setError(error, m->diags.str());
+    return nullptr;
+  }
+  const ir::Function* f = mod->functions.front().get();
+  m->instances[key] = std::move(mod);
+  return f;
+}
+
+/// Element access for caller memory of any supported dtype.
+struct MemView {
+  char* base;
+  ir::DType dtype;
+  std::vector<int64_t> shape, strides;
+
+  double get(int64_t off) const {
+    const char* p = base + off * ir::byteSize(dtype);
+    switch (dtype) {
+      case ir::DType::F32: { float v; std::memcpy(&v, p, 4); return v; }
+      case ir::DType::F64: { double v; std::memcpy(&v, p, 8); return v; }
+      case ir::DType::F16: { uint16_t v; std::memcpy(&v, p, 2); return f16FromBits(v); }
+      case ir::DType::BF16: { uint16_t v; std::memcpy(&v, p, 2); return bf16FromBits(v); }
+      case ir::DType::I8: return *reinterpret_cast<const int8_t*>(p);
+      case ir::DType::I16: { int16_t v; std::memcpy(&v, p, 2); return v; }
+      case ir::DType::I32: { int32_t v; std::memcpy(&v, p, 4); return v; }
+      case ir::DType::I64: { int64_t v; std::memcpy(&v, p, 8); return static_cast<double>(v); }
+      case ir::DType::U8: return *reinterpret_cast<const uint8_t*>(p);
+      case ir::DType::U32: { uint32_t v; std::memcpy(&v, p, 4); return v; }
+      case ir::DType::I1: return *reinterpret_cast<const uint8_t*>(p) != 0;
+    }
+    return 0;
+  }
+  void set(int64_t off, double v) const {
+    char* p = base + off * ir::byteSize(dtype);
+    v = roundToDType(v, dtype);
+    switch (dtype) {
+      case ir::DType::F32: { float x = static_cast<float>(v); std::memcpy(p, &x, 4); break; }
+      case ir::DType::F64: std::memcpy(p, &v, 8); break;
+      case ir::DType::F16: { uint16_t x = f16Bits(v); std::memcpy(p, &x, 2); break; }
+      case ir::DType::BF16: { uint16_t x = bf16Bits(v); std::memcpy(p, &x, 2); break; }
+      case ir::DType::I8: *reinterpret_cast<int8_t*>(p) = static_cast<int8_t>(v); break;
+      case ir::DType::I16: { int16_t x = static_cast<int16_t>(v); std::memcpy(p, &x, 2); break; }
+      case ir::DType::I32: { int32_t x = static_cast<int32_t>(v); std::memcpy(p, &x, 4); break; }
+      case ir::DType::I64: { int64_t x = static_cast<int64_t>(v); std::memcpy(p, &x, 8); break; }
+      case ir::DType::U8: *reinterpret_cast<uint8_t*>(p) = static_cast<uint8_t>(v); break;
+      case ir::DType::U32: { uint32_t x = static_cast<uint32_t>(v); std::memcpy(p, &x, 4); break; }
+      case ir::DType::I1: *reinterpret_cast<uint8_t*>(p) = v != 0; break;
+    }
+  }
+  /// Calls f(linear row-major index, element offset) for every element.
+  template <typename F>
+  void forEach(F&& f) const {
+    int64_t n = 1;
+    for (int64_t d : shape) n *= d;
+    std::vector<int64_t> idx(shape.size(), 0);
+    for (int64_t i = 0; i < n; ++i) {
+      int64_t off = 0;
+      for (size_t k = 0; k < shape.size(); ++k) off += idx[k] * strides[k];
+      f(i, off);
+      for (size_t k = shape.size(); k-- > 0;) {
+        if (++idx[k] < shape[k]) break;
+        idx[k] = 0;
+      }
+    }
+  }
+};
+
+bool makeView(const fnk_arg& a, MemView& v, std::string& err) {
+  const fnk_tensor& t = a.tensor;
+  auto dt = t.dtype ? ir::parseDType(t.dtype) : std::nullopt;
+  if (!dt) {
+    err = std::string("'") + a.name + "': unknown dtype '" + (t.dtype ? t.dtype : "(null)") + "'";
+    return false;
+  }
+  if (t.rank < 0 || t.rank > 8 || (t.rank > 0 && !t.shape)) {
+    err = std::string("'") + a.name + "': bad rank or missing shape";
+    return false;
+  }
+  v.base = static_cast<char*>(t.data);
+  v.dtype = *dt;
+  v.shape.assign(t.shape, t.shape + t.rank);
+  int64_t n = 1;
+  for (int64_t d : v.shape) {
+    if (d < 0) {
+      err = std::string("'") + a.name + "': negative dimension";
+      return false;
+    }
+    n *= d;
+  }
+  if (!v.base && n > 0) {
+    err = std::string("'") + a.name + "': null data pointer";
+    return false;
+  }
+  v.strides.assign(v.shape.size(), 1);
+  if (t.strides) v.strides.assign(t.strides, t.strides + t.rank);
+  else
+    for (size_t k = v.shape.size(); k-- > 1;) v.strides[k - 1] = v.strides[k] * v.shape[k];
+  return true;
+}
+
+int32_t runOnCpu(const ir::Function& fn, const fnk_arg* args, int32_t nArgs, char** error) {
+  interp::ArgBinder binder(fn);
+  std::vector<HostArray> arrays(static_cast<size_t>(nArgs));
+  std::vector<MemView> views(static_cast<size_t>(nArgs));
+  std::string err;
+  for (int32_t i = 0; i < nArgs; ++i) {
+    const fnk_arg& a = args[i];
+    if (!a.name) {
+      setError(error, "argument " + std::to_string(i) + " has no name");
+      return 1;
+    }
+    if (!a.is_tensor) {
+      if (Status s = binder.bindScalar(a.name, a.scalar); !s) {
+        setError(error, s.message());
+        return 1;
+      }
+      continue;
+    }
+    if (!makeView(a, views[i], err)) {
+      setError(error, err);
+      return 1;
+    }
+    HostArray& h = arrays[i];
+    h.dtype = ir::isFloat(views[i].dtype) && views[i].dtype != ir::DType::F64 ? ir::DType::F32 : views[i].dtype;
+    h.shape = views[i].shape;
+    h.data.resize(static_cast<size_t>(h.numElements()));
+    views[i].forEach([&](int64_t li, int64_t off) { h.data[li] = views[i].get(off); });
+    if (Status s = binder.bindTensor(a.name, h); !s) {
+      setError(error, s.message());
+      return 1;
+    }
+  }
+  std::vector<interp::Arg> bound;
+  if (Status s = binder.finish(bound); !s) {
+    setError(error, s.message());
+    return 1;
+  }
+  interp::RunOptions ro;
+  ro.poisonOutputs = true;
+  if (Status s = interp::run(fn, bound, ro); !s) {
+    setError(error, "kernel '" + fn.name + "': " + s.message());
+    return 1;
+  }
+  for (int32_t i = 0; i < nArgs; ++i) {
+    if (!args[i].is_tensor) continue;
+    int p = fn.paramIndex(args[i].name);
+    if (!fn.params[p].type.isOut) continue;
+    views[i].forEach([&](int64_t li, int64_t off) { views[i].set(off, arrays[i].data[li]); });
+  }
+  return 0;
+}
+
+}  // namespace
+
+extern "C" {
+
+int32_t fnk_abi_version(void) { return FNK_ABI_VERSION; }
+const char* fnk_version(void) { return FNK_VERSION; }
+void fnk_string_free(char* s) { std::free(s); }
+
+fnk_module* fnk_module_load(const char* path, const char* const* include_dirs, int32_t n_include, char** error) {
+  if (!path) {
+    setError(error, "no path given");
+    return nullptr;
+  }
+  std::string p = path;
+  return loadWith([&](fnk_module& m) { return m.program->loadFile(p); }, include_dirs, n_include, error);
+}
+
+fnk_module* fnk_module_compile(const char* name, const char* source, const char* const* include_dirs,
+                               int32_t n_include, char** error) {
+  if (!source) {
+    setError(error, "no source given");
+    return nullptr;
+  }
+  std::string n = name ? name : "<source>", s = source;
+  return loadWith([&](fnk_module& m) { return m.program->loadBuffer(n, s); }, include_dirs, n_include, error);
+}
+
+void fnk_module_free(fnk_module* m) { delete m; }
+
+char* fnk_module_signature(const fnk_module* m, char** error) {
+  if (!m) {
+    setError(error, "null module");
+    return nullptr;
+  }
+  std::ostringstream js;
+  js << "{\"kernels\":[";
+  bool firstK = true;
+  for (const auto& d : m->program->root()->decls) {
+    if (!d->isKernel) continue;
+    js << (firstK ? "" : ",") << "{\"name\":" << jsonString(d->name) << ",\"consts\":[";
+    firstK = false;
+    for (size_t i = 0; i < d->generics.size(); ++i) {
+      const auto& g = d->generics[i];
+      js << (i ? "," : "") << "{\"name\":" << jsonString(g.name) << ",\"kind\":" << jsonString(g.kind)
+         << ",\"default\":" << (g.hasDefault ? jsonString(g.defaultText) : "null") << "}";
+    }
+    js << "],\"params\":[";
+    for (size_t i = 0; i < d->params.size(); ++i) {
+      const auto& p = d->params[i];
+      bool tensor = p.type.kind == ast::TypeExpr::Kind::Tensor;
+      js << (i ? "," : "") << "{\"name\":" << jsonString(p.name) << ",\"kind\":\"" << (tensor ? "tensor" : "scalar")
+         << "\",\"out\":" << (p.isOut ? "true" : "false") << ",\"dtype\":" << jsonString(p.type.dtype) << ",\"dims\":[";
+      for (size_t k = 0; k < p.type.dims.size(); ++k) js << (k ? "," : "") << jsonString(p.type.dims[k]);
+      js << "]}";
+    }
+    js << "]}";
+  }
+  js << "]}";
+  return dupString(js.str());
+}
+
+char* fnk_kernel_ir(fnk_module* m, const char* kernel, const char* const* const_names, const char* const* const_values,
+                    int32_t n_consts, char** error) {
+  if (!m) {
+    setError(error, "null module");
+    return nullptr;
+  }
+  const ir::Function* f = instantiate(m, kernel, const_names, const_values, n_consts, error);
+  if (!f) return nullptr;
+  std::ostringstream os;
+  ir::print(os, *f);
+  return dupString(os.str());
+}
+
+int32_t fnk_run(fnk_module* m, const char* kernel, const char* const* const_names, const char* const* const_values,
+                int32_t n_consts, const fnk_arg* args, int32_t n_args, int32_t device, void* stream, char** error) {
+  if (!m) {
+    setError(error, "null module");
+    return 1;
+  }
+  if (n_args < 0 || (n_args > 0 && !args)) {
+    setError(error, "bad argument list");
+    return 1;
+  }
+  const ir::Function* f = instantiate(m, kernel, const_names, const_values, n_consts, error);
+  if (!f) return 1;
+  if (device == FNK_DEVICE_GPU) {
+    setError(error, "kernel '" + f->name + "': the GPU backend is not part of this build");
+    return 1;
+  }
+  if (device != FNK_DEVICE_CPU) {
+    setError(error, "unknown device " + std::to_string(device));
+    return 1;
+  }
+  (void)stream;
+  int32_t rc = 1;
+  runWithLargeStack([&] { rc = runOnCpu(*f, args, n_args, error); });
+  return rc;
+}
+
+}  // extern "C"

@@ -1,0 +1,71 @@
+/* libfnk: the C ABI of the fnk compiler and runtime, for programs and for the
+ * Python package (python/fnk, through ctypes).
+ *
+ * Every call that can fail takes `char** error`: on failure it returns NULL or
+ * a non-zero code and stores a malloc'ed message (with the full located
+ * diagnostic for source errors) that the caller frees with fnk_string_free.
+ * No call aborts the process on bad input. */
+#ifndef FNK_H
+#define FNK_H
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define FNK_ABI_VERSION 1
+
+typedef struct fnk_module fnk_module;
+
+/* A view of caller-owned memory. */
+typedef struct fnk_tensor {
+  void* data;             /* host memory for FNK_DEVICE_CPU, device memory for FNK_DEVICE_GPU */
+  const char* dtype;      /* element type of that memory: f32 f64 f16 bf16 i8 i16 i32 i64 u8 u32 bool */
+  int32_t rank;
+  const int64_t* shape;
+  const int64_t* strides; /* in elements; NULL means row-major contiguous */
+} fnk_tensor;
+
+typedef struct fnk_arg {
+  const char* name;       /* the kernel parameter this binds */
+  int32_t is_tensor;
+  fnk_tensor tensor;
+  double scalar;
+} fnk_arg;
+
+enum { FNK_DEVICE_CPU = 0, FNK_DEVICE_GPU = 1 };
+
+int32_t fnk_abi_version(void);
+const char* fnk_version(void);
+void fnk_string_free(char* s);
+
+/* Parses and checks a .fnk file (imports resolved from its directory, the
+ * include dirs and the stdlib). */
+fnk_module* fnk_module_load(const char* path, const char* const* include_dirs, int32_t n_include, char** error);
+/* The same for source text; `name` is used in diagnostics. */
+fnk_module* fnk_module_compile(const char* name, const char* source, const char* const* include_dirs,
+                               int32_t n_include, char** error);
+void fnk_module_free(fnk_module* m);
+
+/* The module's kernels and their signatures, as JSON:
+ * {"kernels":[{"name":..,"consts":[{"name":..,"kind":..,"default":..|null}],
+ *   "params":[{"name":..,"kind":"tensor"|"scalar","out":bool,"dtype":..,"dims":[..]}]}]} */
+char* fnk_module_signature(const fnk_module* m, char** error);
+
+/* Instantiates `kernel` with the given const-generic values (text, as -D
+ * takes them) and returns its tile IR after the pass pipeline. */
+char* fnk_kernel_ir(fnk_module* m, const char* kernel, const char* const* const_names,
+                    const char* const* const_values, int32_t n_consts, char** error);
+
+/* Runs `kernel` once. On FNK_DEVICE_CPU it runs in the interpreter on host
+ * memory: floating parameters accept f32/f64 memory (bf16/f16 values are
+ * rounded to nearest even on the way in), outputs are written back in their
+ * memory's dtype. Every argument is checked (names, shapes, dims, dtypes)
+ * before anything runs. Returns 0 on success. */
+int32_t fnk_run(fnk_module* m, const char* kernel, const char* const* const_names, const char* const* const_values,
+                int32_t n_consts, const fnk_arg* args, int32_t n_args, int32_t device, void* stream, char** error);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

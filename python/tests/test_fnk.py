@@ -1,0 +1,136 @@
+"""The Python package on the interpreter path: NumPy arrays in, results checked
+against float64 NumPy references on ragged shapes, errors as exceptions."""
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import fnk  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[2]
+RMSNORM = REPO / "stdlib" / "norm" / "rmsnorm.fnk"
+LAYERNORM = REPO / "stdlib" / "norm" / "layernorm.fnk"
+
+
+def rng():
+    seed = np.random.SeedSequence().entropy
+    print("seed", seed)
+    return np.random.default_rng(seed)
+
+
+@pytest.fixture(scope="module")
+def rms():
+    return fnk.load(RMSNORM)
+
+
+@pytest.mark.parametrize("m,n", [(1, 1), (3, 7), (5, 1000), (2, 4096)])
+def test_rmsnorm_fwd_f32(rms, m, n):
+    r = rng()
+    x = r.standard_normal((m, n)).astype(np.float32) + 0.1
+    w = r.standard_normal(n).astype(np.float32)
+    y = np.full((m, n), np.nan, np.float32)
+    rstd = np.full(m, np.nan, np.float32)
+    rms.rmsnorm_fwd(x, w, y, rstd, eps=1e-6, BLOCK_N=256)
+    x64, w64 = x.astype(np.float64), w.astype(np.float64)
+    ref_r = 1 / np.sqrt((x64 * x64).mean(axis=1) + 1e-6)
+    np.testing.assert_allclose(rstd, ref_r, rtol=1e-5)
+    np.testing.assert_allclose(y, x64 * ref_r[:, None] * w64, rtol=1e-4, atol=1e-5)
+
+
+def test_bf16_default_rounds_inputs_and_outputs(rms):
+    # T defaults to bf16 when forced: float32 arrays are rounded on the way in and out.
+    r = rng()
+    x = r.standard_normal((3, 100)).astype(np.float32)
+    w = np.ones(100, np.float32)
+    y = np.zeros((3, 100), np.float32)
+    rstd = np.zeros(3, np.float32)
+    rms.rmsnorm_fwd(x, w, y, rstd, eps=1e-6, T="bf16")
+    as_bf16 = (y.view(np.uint32) & 0xFFFF) == 0
+    assert as_bf16.all(), "outputs of a bf16 kernel must be bf16 values"
+    xb = x.view(np.uint32)  # reference on bf16-rounded inputs (round to nearest even)
+    xb = ((xb + 0x7FFF + ((xb >> 16) & 1)) & 0xFFFF0000).view(np.float32).astype(np.float64)
+    ref = xb / np.sqrt((xb * xb).mean(axis=1, keepdims=True) + 1e-6)
+    np.testing.assert_allclose(y, ref, rtol=2 ** -7, atol=1e-6)
+
+
+def test_dtype_const_follows_arrays(rms):
+    # x is float32, so T becomes f32 without being named.
+    assert "tensor<f32>" in rms.rmsnorm_fwd.ir(T="f32")
+    x = np.linspace(-1, 1, 14, dtype=np.float32).reshape(2, 7)
+    y = np.zeros_like(x)
+    rms.rmsnorm_fwd(x, np.ones(7, np.float32), y, np.zeros(2, np.float32), eps=0.0)
+    ref = x / np.sqrt((x.astype(np.float64) ** 2).mean(axis=1, keepdims=True))
+    np.testing.assert_allclose(y, ref, rtol=1e-6)
+
+
+def test_non_contiguous_input_and_keywords(rms):
+    r = rng()
+    big = r.standard_normal((6, 64)).astype(np.float32)
+    x = big[::2, ::2]  # strided view
+    assert not x.flags.c_contiguous
+    w = r.standard_normal(32).astype(np.float32)
+    y = np.zeros((3, 32), np.float32)
+    rstd = np.zeros(3, np.float32)
+    rms.rmsnorm_fwd(x=x, w=w, y=y, rstd=rstd, eps=1e-5)
+    x64 = x.astype(np.float64)
+    ref = x64 / np.sqrt((x64 ** 2).mean(axis=1, keepdims=True) + 1e-5) * w
+    np.testing.assert_allclose(y, ref, rtol=1e-5, atol=1e-6)
+
+
+def test_layernorm_fwd_bwd(rms):
+    ln = fnk.load(LAYERNORM)
+    r = rng()
+    m, n, rows = 5, 300, 2
+    x = (r.standard_normal((m, n)) * 2 + 0.5).astype(np.float32)
+    w = r.standard_normal(n).astype(np.float32)
+    b = r.standard_normal(n).astype(np.float32)
+    dy = r.standard_normal((m, n)).astype(np.float32)
+    y = np.zeros((m, n), np.float32)
+    mean, rstd = np.zeros(m, np.float32), np.zeros(m, np.float32)
+    ln.layernorm_fwd(x, w, b, y, mean, rstd, eps=1e-5, BLOCK_N=128)
+    x64 = x.astype(np.float64)
+    mu = x64.mean(axis=1)
+    rs = 1 / np.sqrt(x64.var(axis=1) + 1e-5)
+    xhat = (x64 - mu[:, None]) * rs[:, None]
+    np.testing.assert_allclose(y, xhat * w + b, rtol=1e-4, atol=1e-4)
+    p = -(-m // rows)
+    dx = np.zeros((m, n), np.float32)
+    dwp, dbp = np.zeros((p, n), np.float32), np.zeros((p, n), np.float32)
+    ln.layernorm_bwd(x, w, dy, mean, rstd, dx, dwp, dbp, BLOCK_N=128, ROWS=rows)
+    dw, db = np.zeros(n, np.float32), np.zeros(n, np.float32)
+    ln.layernorm_bwd_dwdb(dwp, dbp, dw, db, BLOCK_N=64, BLOCK_P=2)
+    g = dy.astype(np.float64) * w
+    ref_dx = rs[:, None] * (g - g.mean(axis=1, keepdims=True) - xhat * (g * xhat).mean(axis=1, keepdims=True))
+    np.testing.assert_allclose(dx, ref_dx, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(dw, (dy * xhat).sum(axis=0), rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(db, dy.astype(np.float64).sum(axis=0), rtol=1e-4, atol=1e-4)
+
+
+def test_compile_error_carries_located_diagnostic():
+    with pytest.raises(fnk.CompileError) as e:
+        fnk.compile("kernel k(x: tensor<f32>[N]) {\n    let a = arange(0, 4) + arange(0, 8);\n}\n", name="bad.fnk")
+    msg = str(e.value)
+    assert "bad.fnk:2:" in msg and ": error:" in msg and "do not broadcast" in msg and "^" in msg
+
+
+def test_argument_errors_name_the_parameter(rms):
+    x = np.ones((2, 8), np.float32)
+    with pytest.raises(fnk.ArgumentError, match="'w'"):
+        rms.rmsnorm_fwd(x, np.ones(9, np.float32), np.zeros((2, 8), np.float32), np.zeros(2, np.float32), eps=1.0)
+    with pytest.raises(fnk.ArgumentError, match="missing"):
+        rms.rmsnorm_fwd(x, eps=1.0)
+    with pytest.raises(fnk.ArgumentError, match="no parameter or const 'epsilon'"):
+        rms.rmsnorm_fwd(x, x, x, x, epsilon=1.0)
+    with pytest.raises(fnk.ArgumentError, match="read-only"):
+        y = np.zeros((2, 8), np.float32)
+        y.flags.writeable = False
+        rms.rmsnorm_fwd(x, np.ones(8, np.float32), y, np.zeros(2, np.float32), eps=1.0)
+    with pytest.raises(AttributeError, match="no kernel 'nope'"):
+        rms.nope
+
+
+def test_load_errors():
+    with pytest.raises(fnk.CompileError, match="cannot read"):
+        fnk.load("/nonexistent/file.fnk")
