@@ -124,6 +124,9 @@ Operation* Block::append(std::unique_ptr<Operation> op) {
   ops_.push_back(std::move(op));
   return ops_.back().get();
 }
+Block::~Block() {
+  while (!ops_.empty()) ops_.pop_back();
+}
 Block::OpList::iterator Block::erase(OpList::iterator it) { return ops_.erase(it); }
 
 Block& Region::addBlock() {

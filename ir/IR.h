@@ -131,6 +131,10 @@ private:
 class Block {
 public:
   explicit Block(Region* parent) : parent_(parent) {}
+  /// Destroys ops last to first: a later op uses earlier results, and an op's
+  /// destructor unregisters its uses, so the used values must still exist.
+  ~Block();
+  Block(const Block&) = delete;
   Value* addArgument(Type t, std::string nameHint = {});
   unsigned numArguments() const { return static_cast<unsigned>(args_.size()); }
   Value* argument(unsigned i) const { return args_[i].get(); }

@@ -1,0 +1,255 @@
+// The IR verifier: a well-formed kernel passes, and every rule has a case
+// that breaks it and expects its message.
+#include <gtest/gtest.h>
+
+#include "ir/Parser.h"
+#include "ir/Printer.h"
+#include "ir/Verifier.h"
+
+namespace fnk::ir {
+namespace {
+
+// Body ops are spliced in at line 9; the launch region uses %0, so printed
+// numbering in the body starts at %1.
+const char* kHead =
+    "module @m\n\nkernel @k(%x: tensor<f32>[N, 64], %y: out tensor<f32>[N, 64], %n: i32, %f: f32, %c: i1)\n"
+    "launch {\n  %0 = tile.constant {value = 1} : i32\n  func.launch_grid %n, %0, %0\n}\nbody {\n";
+
+struct Checked {
+  SourceManager sm;
+  std::unique_ptr<DiagEngine> diags;
+  std::unique_ptr<Module> module;
+  bool ok = false;
+
+  std::string errors() const {
+    std::string s;
+    for (const Diagnostic& d : diags->diagnostics()) {
+      LineCol lc = sm.lineCol(d.range.begin);
+      s += std::to_string(lc.line) + ":" + std::to_string(lc.col) + ": " + d.message + "\n";
+    }
+    return s;
+  }
+};
+
+std::unique_ptr<Checked> check(const std::string& text) {
+  auto c = std::make_unique<Checked>();
+  int id = c->sm.addBuffer("test.fnkir", text);
+  c->diags = std::make_unique<DiagEngine>(c->sm);
+  c->module = parseIR(c->sm, id, *c->diags);
+  EXPECT_TRUE(c->module) << c->diags->str();
+  if (c->module) c->ok = verify(*c->module, *c->diags);
+  EXPECT_EQ(c->ok, !c->diags->hasErrors());
+  return c;
+}
+
+std::unique_ptr<Checked> checkBody(const std::string& ops, const std::string& tail = "  func.return\n}\n") {
+  return check(kHead + ops + tail);
+}
+
+TEST(IRVerifier, AcceptsAWellFormedKernel) {
+  auto c = checkBody(
+      "  %1 = tile.program_id {axis = 0} : i32\n"
+      "  %2 = tile.arange {end = 64, start = 0} : tile<i32>[64]\n"
+      "  %3 = tile.expand_dims %2 {axis = 1} : tile<i32>[64, 1]\n"
+      "  %4 = tile.expand_dims %2 {axis = 0} : tile<i32>[1, 64]\n"
+      "  %5 = tile.constant {value = true} : tile<i1>[64, 64]\n"
+      "  %6 = tile.load %x, %3, %4, %5, %f {mask = true, other = true} : tile<f32>[64, 64]\n"
+      "  %7 = tile.transpose %6 {perm = [1, 0]} : tile<f32>[64, 64]\n"
+      "  %8 = tile.reduce %7 {axis = 1, kind = \"sum\"} : tile<f32>[64]\n"
+      "  %9 = tile.reshape %8 : tile<f32>[8, 8]\n"
+      "  %10 = tile.exp %9 : tile<f32>[8, 8]\n"
+      "  %11 = tile.dim %x {axis = 0} : i32\n"
+      "  %12 = tile.constant {value = 0} : i32\n"
+      "  %13 = scf.for %12, %11, %n, %f : f32 {\n"
+      "    ^bb(%14: i32, %15: f32):\n"
+      "    %16 = tile.add %15, %f : f32\n"
+      "    scf.yield %16\n"
+      "  }\n"
+      "  %17 = scf.if %c : f32 {\n    scf.yield %13\n  } {\n    scf.yield %f\n  }\n"
+      "  %18 = gpu.shared_alloc : shared<f32>[64, 64]\n"
+      "  tile.store %18, %3, %4, %6\n"
+      "  %19 = tile.broadcast %17 : tile<f32>[64, 64]\n"
+      "  tile.store %y, %3, %4, %19, %5 {mask = true}\n"
+      "  %20 = gpu.cluster_reduce %10 {kind = \"max\"} : tile<f32>[8, 8]\n"
+      "  gpu.cluster_sync\n");
+  EXPECT_TRUE(c->ok) << c->errors();
+}
+
+struct Case {
+  const char* ops;    // body ops, starting on line 9
+  const char* error;  // the first error, "line:col: message"
+};
+
+TEST(IRVerifier, ReportsEachRule) {
+  const Case cases[] = {
+      // arity from Ops.def
+      {"  %1 = tile.add %f : f32\n", "9:3: tile.add expects 2 operands, got 1"},
+      {"  tile.add %f, %f\n", "9:3: tile.add expects 1 result, got 0"},
+      {"  tile.store %y\n", "9:3: tile.store expects at least 2 operands, got 1"},
+      {"  %1 = scf.if %c : f32 {\n    scf.yield %f\n  }\n", "9:3: scf.if expects 2 regions, got 1"},
+      // elementwise binary
+      {"  %1 = tile.constant {value = 1.0} : tile<f32>[128]\n  %2 = tile.constant {value = 1.0} : tile<bf16>[128]\n"
+       "  %3 = tile.add %1, %2 : tile<f32>[128]\n",
+       "11:3: tile.add operands have different types: tile<f32>[128] and tile<bf16>[128]"},
+      {"  %1 = tile.mul %f, %f : f64\n", "9:3: tile.mul result type f64 does not match expected f32"},
+      {"  %1 = tile.sub %x, %x : f32\n", "9:3: tile.sub operand 0 must be a tile or scalar, got tensor<f32>[N, 64]"},
+      {"  %1 = tile.and %f, %f : f32\n", "9:3: tile.and needs integer operands, got f32"},
+      // cmp
+      {"  %1 = tile.cmp %f, %f {pred = \"lt\"} : f32\n", "9:3: tile.cmp result type f32 does not match expected i1"},
+      {"  %1 = tile.cmp %f, %f {pred = \"lte\"} : i1\n",
+       "9:3: tile.cmp has invalid pred 'lte' (expected one of lt, le, gt, ge, eq, ne)"},
+      {"  %1 = tile.cmp %f, %f : i1\n", "9:3: tile.cmp needs a 'pred' attribute (one of lt, le, gt, ge, eq, ne)"},
+      // unary
+      {"  %1 = tile.exp %n : i32\n", "9:3: tile.exp needs a float operand, got i32"},
+      {"  %1 = tile.not %f : f32\n", "9:3: tile.not needs an integer or i1 operand, got f32"},
+      {"  %1 = tile.neg %f : i32\n", "9:3: tile.neg result type i32 does not match expected f32"},
+      // select, fma
+      {"  %1 = tile.select %n, %f, %f : f32\n", "9:3: tile.select condition must be an i1 tile, got i32"},
+      {"  %1 = tile.constant {value = true} : tile<i1>[4]\n  %2 = tile.select %1, %f, %f : f32\n",
+       "10:3: tile.select condition tile<i1>[4] must have the shape of f32"},
+      {"  %1 = tile.fma %f, %f, %n : f32\n", "9:3: tile.fma operands have different types: f32 and i32"},
+      // shape ops
+      {"  %1 = tile.cast %f : tile<f16>[2]\n", "9:3: tile.cast result tile<f16>[2] must have the operand's shape (f32)"},
+      {"  %1 = tile.constant {value = 0} : tile<i32>[3]\n  %2 = tile.broadcast %1 : tile<i32>[4]\n",
+       "10:3: tile.broadcast cannot broadcast tile<i32>[3] to tile<i32>[4]"},
+      {"  %1 = tile.broadcast %f : tile<f16>[4]\n",
+       "9:3: tile.broadcast result tile<f16>[4] must be a tile of the operand's dtype f32"},
+      {"  %1 = tile.expand_dims %f {axis = 1} : tile<f32>[1]\n", "9:3: tile.expand_dims axis 1 is out of range for f32"},
+      {"  %1 = tile.expand_dims %f {axis = 0} : tile<f32>[2]\n",
+       "9:3: tile.expand_dims result type tile<f32>[2] does not match expected tile<f32>[1]"},
+      {"  %1 = tile.arange {end = 8, start = 0} : tile<i32>[8]\n  %2 = tile.reshape %1 : tile<i32>[3, 3]\n",
+       "10:3: tile.reshape cannot reshape tile<i32>[8] to tile<i32>[3, 3]: element counts differ"},
+      {"  %1 = tile.constant {value = 0} : tile<i32>[2, 3]\n  %2 = tile.transpose %1 {perm = [0, 0]} : tile<i32>[2, 2]\n",
+       "10:3: tile.transpose perm [0, 0] is not a permutation of the axes of tile<i32>[2, 3]"},
+      // reduce
+      {"  %1 = tile.reduce %f {axis = 0, kind = \"sum\"} : f32\n", "9:3: tile.reduce axis 0 is out of range for f32"},
+      {"  %1 = tile.constant {value = 0} : tile<i32>[2]\n  %2 = tile.reduce %1 {axis = 0, kind = \"prod\"} : i32\n",
+       "10:3: tile.reduce has invalid kind 'prod' (expected one of sum, max, min)"},
+      {"  %1 = tile.constant {value = 0} : tile<i32>[2, 3]\n  %2 = tile.reduce %1 {axis = 0, kind = \"max\"} : tile<i32>[2]\n",
+       "10:3: tile.reduce result tile<i32>[2] must have shape 3 (tile<i32>[2, 3] without axis 0)"},
+      // arange, dim, grid queries
+      {"  %1 = tile.arange {end = 4, start = 4} : tile<i32>[1]\n", "9:3: tile.arange start 4 must be less than end 4"},
+      {"  %1 = tile.arange {end = 4, start = 1} : tile<i32>[4]\n",
+       "9:3: tile.arange result type tile<i32>[4] does not match expected tile<i32>[3]"},
+      {"  %1 = tile.dim %f {axis = 0} : i32\n", "9:3: tile.dim operand must be a tensor, got f32"},
+      {"  %1 = tile.dim %x {axis = 2} : i32\n", "9:3: tile.dim axis 2 is out of range for tensor<f32>[N, 64]"},
+      {"  %1 = tile.dim %x {axis = 0} : i64\n", "9:3: tile.dim result must be i32, got i64"},
+      {"  %1 = tile.program_id {axis = 3} : i32\n", "9:3: tile.program_id axis 3 is not 0, 1 or 2"},
+      {"  %1 = tile.num_programs {axis = 0} : f32\n", "9:3: tile.num_programs result must be i32, got f32"},
+      {"  %1 = tile.program_id : i32\n", "9:3: tile.program_id needs an integer 'axis' attribute"},
+      // constant
+      {"  %1 = tile.constant {value = true} : f32\n", "9:3: tile.constant value true does not match result type f32"},
+      {"  %1 = tile.constant {value = 1.5} : i32\n", "9:3: tile.constant value 1.5 does not match result type i32"},
+      {"  %1 = tile.constant {value = 1} : i1\n", "9:3: tile.constant value 1 does not match result type i1"},
+      {"  %1 = tile.constant : i32\n", "9:3: tile.constant needs a 'value' attribute"},
+      // load
+      {"  %1 = tile.load %f, %n : f32\n", "9:3: tile.load operand 0 must be a tensor or shared buffer, got f32"},
+      {"  %1 = tile.load %x, %n : f32\n",
+       "9:3: tile.load of tensor<f32>[N, 64] expects 3 operands (memory, indices), got 2"},
+      {"  %1 = tile.load %x, %n, %f : f32\n", "9:3: tile.load index 1 must be an i32 or i64 tile, got f32"},
+      {"  %1 = tile.load %x, %n, %n, %n {mask = true} : f32\n", "9:3: tile.load mask must be an i1 tile, got i32"},
+      {"  %1 = tile.load %x, %n, %n, %n {other = true} : f32\n",
+       "9:3: tile.load other value must be a f32 tile, got i32"},
+      {"  %1 = tile.load %x, %n, %n : f16\n", "9:3: tile.load result type f16 does not match expected f32"},
+      {"  %1 = tile.arange {end = 3, start = 0} : tile<i32>[3]\n  %2 = tile.arange {end = 4, start = 0} : tile<i32>[4]\n"
+       "  %3 = tile.load %x, %1, %2 : tile<f32>[3]\n",
+       "11:3: tile.load index shapes 3 and 4 do not broadcast"},
+      {"  %1 = tile.arange {end = 4, start = 0} : tile<i32>[4]\n  %2 = tile.load %x, %1, %n : f32\n",
+       "10:3: tile.load result type f32 does not match expected tile<f32>[4]"},
+      // store
+      {"  tile.store %x, %n, %n, %f\n", "9:3: store to input tensor '%x'"},
+      {"  tile.store %y, %n, %n, %n\n",
+       "9:3: tile.store value i32 must be f32 (dtype of out tensor<f32>[N, 64], shape of the indices)"},
+      {"  %1 = tile.constant {value = 0.0} : tile<f32>[2]\n  tile.store %y, %n, %n, %1\n",
+       "10:3: tile.store value tile<f32>[2] must be f32 (dtype of out tensor<f32>[N, 64], shape of the indices)"},
+      {"  tile.store %y, %n, %n, %f, %n {mask = true}\n", "9:3: tile.store mask must be an i1 tile, got i32"},
+      {"  tile.store %y, %n, %n, %f, %c\n",
+       "9:3: tile.store of out tensor<f32>[N, 64] expects 4 operands (memory, indices, value), got 5"},
+      // scf.for
+      {"  scf.for %f, %n, %n {\n    ^bb(%1: i32):\n    scf.yield\n  }\n", "9:3: scf.for lower bound must be i32, got f32"},
+      {"  %1 = scf.for %n, %n, %n : f32 {\n    ^bb(%2: i32):\n    scf.yield\n  }\n",
+       "9:3: scf.for has 0 initial values but 1 results"},
+      {"  %1 = scf.for %n, %n, %n, %f : f32 {\n    ^bb(%2: i32):\n    scf.yield %f\n  }\n",
+       "9:3: scf.for body takes 1 arguments, expected 2 (induction variable and carried values)"},
+      {"  %1 = scf.for %n, %n, %n, %f : i32 {\n    ^bb(%2: i32, %3: f32):\n    scf.yield %3\n  }\n",
+       "9:3: scf.for carried value 0 has initial type f32, result type i32 and body argument type f32"},
+      {"  %1 = scf.for %n, %n, %n, %f : f32 {\n    ^bb(%2: i32, %3: f32):\n    scf.yield %2\n  }\n",
+       "9:3: scf.for body yields i32 as value 0, expected f32"},
+      {"  %1 = scf.for %n, %n, %n, %f : f32 {\n    ^bb(%2: i32, %3: f32):\n    %4 = tile.neg %3 : f32\n  }\n",
+       "9:3: scf.for body must end in scf.yield"},
+      {"  %1 = scf.for %n, %n, %n, %f : f32 {\n    ^bb(%2: f32, %3: f32):\n    scf.yield %3\n  }\n",
+       "9:3: scf.for induction variable must be i32, got f32"},
+      // scf.if
+      {"  scf.if %n {\n    scf.yield\n  } {\n    scf.yield\n  }\n", "9:3: scf.if condition must be an i1 scalar, got i32"},
+      {"  %1 = scf.if %c : f32 {\n    scf.yield %f\n  } {\n    scf.yield %n\n  }\n",
+       "9:3: scf.if else region yields i32 as value 0, expected f32"},
+      {"  scf.if %c {\n    scf.yield\n  } {\n  }\n", "9:3: scf.if else region must end in scf.yield"},
+      // terminators and placement
+      {"  func.return\n  %1 = tile.neg %f : f32\n", "9:3: func.return must be the last op of its block"},
+      {"  scf.if %c {\n    func.return\n  } {\n    scf.yield\n  }\n", "10:5: func.return must end a kernel's body region"},
+      // gpu ops
+      {"  %1 = gpu.cluster_reduce %f {kind = \"avg\"} : f32\n",
+       "9:3: gpu.cluster_reduce has invalid kind 'avg' (expected one of sum, max, min)"},
+      {"  %1 = gpu.shared_alloc : tile<f32>[4]\n", "9:3: gpu.shared_alloc result must be a shared buffer, got tile<f32>[4]"},
+      {"  %1 = gpu.cluster_rank : i64\n", "9:3: gpu.cluster_rank result must be i32, got i64"},
+      // types
+      {"  %1 = tile.constant {value = 0} : tile<i32>[0]\n",
+       "9:3: tile.constant result type tile<i32>[0] has a non-positive dimension"},
+      {"  %1 = tile.constant {value = 0} : tile<i32>[65536, 65536]\n",
+       "9:3: tile.constant result type tile<i32>[65536, 65536] has more than 2^31 elements"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.ops);
+    auto r = check(kHead + std::string(c.ops) + "  func.return\n}\n");
+    if (!r->module) continue;
+    // Errors of enclosing ops may come first; the rule's own must be there.
+    std::string errs = r->errors();
+    EXPECT_NE(errs.find(std::string(c.error) + "\n"), std::string::npos) << errs;
+  }
+}
+
+TEST(IRVerifier, ChecksKernelStructure) {
+  // launch region without its terminator
+  auto a = check("module @m\n\nkernel @k(%n: i32)\nlaunch {\n  %0 = tile.neg %n : i32\n}\nbody {\n  func.return\n}\n");
+  EXPECT_EQ(a->errors(), "5:3: launch region of kernel '@k' must end in func.launch_grid\n");
+  auto b = check("module @m\n\nkernel @k(%n: i32, %f: f32)\nlaunch {\n  func.launch_grid %n, %f, %n\n}\nbody {\n}\n");
+  EXPECT_EQ(b->errors(),
+            "5:3: func.launch_grid grid size 1 must be i32, got f32\n"
+            "3:1: body region of kernel '@k' must end in func.return\n");
+  auto c = check("module @m\n\nkernel @k(%s: shared<f32>[4]) {warps = 0}\nlaunch {\n}\nbody {\n}\n");
+  EXPECT_NE(c->errors().find("3:1: parameter '%s' must be a tensor or a scalar, got shared<f32>[4]\n"
+                             "3:1: kernel attribute 'warps' must be a positive integer, got 0\n"),
+            std::string::npos)
+      << c->errors();
+  auto d = check("module @m\n\nkernel @k()\nlaunch {\n  scf.yield\n}\nbody {\n  func.return\n}\n");
+  EXPECT_EQ(d->errors().substr(0, d->errors().find('\n')), "5:3: scf.yield must be inside scf.for or scf.if");
+}
+
+TEST(IRVerifier, ChecksBuiltIR) {
+  // Things the parser cannot produce: a use that does not dominate, a block
+  // whose arguments disagree with the parameters.
+  SourceManager sm;
+  DiagEngine diags(sm);
+  Module m;
+  auto f = std::make_unique<Function>();
+  f->name = "k";
+  f->params.push_back({"n", Type::scalar(DType::I32)});
+  Block& launch = f->launch.addBlock();
+  Value* n = launch.addArgument(Type::scalar(DType::I32), "n");
+  Builder b(&launch);
+  b.create(OpKind::LaunchGrid, {}, {n, n, n}, {});
+  Block& body = f->body.addBlock();
+  body.addArgument(Type::scalar(DType::F32), "n");
+  b.setInsertionBlock(&body);
+  b.create(OpKind::Neg, {}, {n}, {n->type()});  // n lives in the launch region
+  b.create(OpKind::Return, {}, {}, {});
+  m.functions.push_back(std::move(f));
+  EXPECT_FALSE(verify(m, diags));
+  ASSERT_EQ(diags.diagnostics().size(), 2u);
+  EXPECT_EQ(diags.diagnostics()[0].message, "body block argument 0 has type f32 but parameter '%n' is i32");
+  EXPECT_EQ(diags.diagnostics()[1].message,
+            "tile.neg uses %n, which is not defined before it in an enclosing block");
+}
+
+}  // namespace
+}  // namespace fnk::ir
