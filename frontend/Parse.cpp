@@ -515,10 +515,27 @@ std::unique_ptr<ast::Module> parseSource(const SourceManager& sm, int fileId, Di
     tokens.fill();
     if (!checkNesting(tokens, diags, fileId, map)) return nullptr;
     FnkParser parser(&tokens);
-    ErrorListener listener(diags, fileId, map, tokens);
+    // Two-stage parse: SLL prediction with bail-out is several times faster and
+    // decides almost every file; only a file it rejects is parsed again with
+    // full LL and the reporting listener, so errors are the same either way.
     parser.removeErrorListeners();
-    parser.addErrorListener(&listener);
-    FnkParser::FileContext* tree = parser.file();
+    parser.getInterpreter<antlr4::atn::ParserATNSimulator>()->setPredictionMode(antlr4::atn::PredictionMode::SLL);
+    parser.setErrorHandler(std::make_shared<antlr4::BailErrorStrategy>());
+    FnkParser::FileContext* tree = nullptr;
+    try {
+      tree = parser.file();
+    } catch (const antlr4::ParseCancellationException&) {
+      tree = nullptr;
+    }
+    ErrorListener listener(diags, fileId, map, tokens);
+    if (!tree) {
+      tokens.seek(0);
+      parser.reset();
+      parser.setErrorHandler(std::make_shared<antlr4::DefaultErrorStrategy>());
+      parser.getInterpreter<antlr4::atn::ParserATNSimulator>()->setPredictionMode(antlr4::atn::PredictionMode::LL);
+      parser.addErrorListener(&listener);
+      tree = parser.file();
+    }
     if (listener.count() > 0) return nullptr;
     unsigned before = diags.errorCount();
     auto m = AstBuilder(diags, fileId, map).module(tree);
