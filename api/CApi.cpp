@@ -6,10 +6,8 @@
 
 #include "api/fnk.h"
 #include "backend/interp/Binding.h"
-#include "frontend/Elaborate.h"
-#include "ir/Pass.h"
+#include "frontend/KernelCache.h"
 #include "ir/Printer.h"
-#include "ir/Verifier.h"
 #include "support/Float.h"
 #include "support/Stack.h"
 
@@ -19,7 +17,7 @@ struct fnk_module {
   SourceManager sm;
   DiagEngine diags{sm};
   std::unique_ptr<Program> program;
-  std::map<std::string, std::unique_ptr<ir::Module>> instances;  // key: kernel + consts
+  std::unique_ptr<KernelCache> kernels;
 };
 
 namespace {
@@ -70,6 +68,7 @@ fnk_module* loadWith(const std::function<bool(fnk_module&)>& parse, const char* 
     setError(error, m->diags.str());
     return nullptr;
   }
+  m->kernels = std::make_unique<KernelCache>(*m->program);
   return m.release();
 }
 
@@ -81,7 +80,6 @@ const ir::Function* instantiate(fnk_module* m, const char* kernel, const char* c
     return nullptr;
   }
   ConstOverrides consts;
-  std::string key = kernel;
   for (int32_t i = 0; i < n; ++i) {
     if (!names || !values || !names[i] || !values[i]) {
       setError(error, "const-generic names and values must not be null");
@@ -89,20 +87,9 @@ const ir::Function* instantiate(fnk_module* m, const char* kernel, const char* c
     }
     consts[names[i]] = values[i];
   }
-  for (const auto& [k, v] : consts) key += "|" + k + "=" + v;
-  if (auto it = m->instances.find(key); it != m->instances.end()) return it->second->functions.front().get();
   m->diags.clear();
-  std::unique_ptr<ir::Module> mod;
-  runWithLargeStack([&] {
-    mod = elaborateModule(*m->program, consts, m->diags, kernel);
-    if (mod && (!ir::verify(*mod, m->diags) || !ir::runPipeline(*mod, m->diags, {}))) mod.reset();
-  });
-  if (!mod || mod->functions.empty()) {
-    setError(error, m->diags.str());
-    return nullptr;
-  }
-  const ir::Function* f = mod->functions.front().get();
-  m->instances[key] = std::move(mod);
+  const ir::Function* f = m->kernels->get(kernel, consts, m->diags);
+  if (!f) setError(error, m->diags.str());
   return f;
 }
 
