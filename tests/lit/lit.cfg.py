@@ -5,11 +5,12 @@ import lit.formats
 
 config.name = "fnk"
 config.test_format = lit.formats.ShTest(execute_external=False)
-config.suffixes = [".fnk", ".fnkir"]
+config.suffixes = [".fnk", ".fnkir", ".test"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.fnk_bin_root, "tests", "lit-out")
 config.excludes = ["lit.cfg.py", "lit.site.cfg.py.in", "Inputs"]
 config.substitutions.append(("%fnkc", os.path.join(config.fnk_bin_root, "fnkc")))
 config.substitutions.append(("%fnk", os.path.join(config.fnk_bin_root, "fnk")))
 config.substitutions.append(("FileCheck", config.filecheck))
+config.substitutions.append(("%python", "/usr/bin/python3"))
 config.substitutions.append(("%stdlib", os.path.join(config.fnk_src_root, "stdlib")))
