@@ -1,6 +1,7 @@
 // fnk: runs kernels at once. `fnk run` executes one kernel on NumPy arrays, in
 // the CPU interpreter (the reference semantics) or, with the GPU backend, on
 // the device.
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <iostream>
@@ -13,6 +14,7 @@
 #include "support/Npy.h"
 #include "support/Stack.h"
 #include "tools/Cli.h"
+#include "tools/Repl.h"
 #ifdef FNK_HAVE_GPU
 #include "tools/GpuRun.h"
 #endif
@@ -25,6 +27,7 @@ const char* kUsage = R"(usage: fnk COMMAND [options]
 
 commands:
   run FILE --kernel NAME [options]   run one kernel on .npy arrays
+  repl [FILE..] [-I DIR] [--echo]    interactive session (reads a script from stdin)
   help                               show this help
   version                            show the version
 
@@ -98,7 +101,12 @@ int run(RunOptions& o) {
   interp::ArgBinder binder(fn);
   std::vector<HostArray> arrays(fn.params.size());
   Status err;
-  for (const auto& [name, path] : o.ins) {
+  // Inputs bind in parameter order, so a dim conflict names the later parameter.
+  std::vector<std::pair<std::string, std::string>> ins(o.ins.begin(), o.ins.end());
+  std::stable_sort(ins.begin(), ins.end(), [&](const auto& a, const auto& b) {
+    return static_cast<unsigned>(fn.paramIndex(a.first)) < static_cast<unsigned>(fn.paramIndex(b.first));
+  });
+  for (const auto& [name, path] : ins) {
     int i = binder.paramIndex(name, err);
     if (i < 0) return fail("--in " + name + ": " + err.message());
     if (fn.params[i].type.isOut) return fail("--in " + name + ": '" + name + "' is an output; pass it with --out");
@@ -187,6 +195,22 @@ int runCommand(int argc, char** argv) {
   return rc;
 }
 
+int replCommand(int argc, char** argv) {
+  ReplOptions o;
+  cli::ArgReader r(argc, argv, 2);
+  std::string v, err;
+  while (!r.done()) {
+    if (r.takeFlag("--echo")) o.echo = true;
+    else if (r.take("-I", v, err)) o.includeDirs.push_back(v);
+    else if (!r.peek().empty() && r.peek()[0] == '-') return fail("unknown option '" + r.peek() + "' (see fnk help)");
+    else o.preload.push_back(r.next());
+    if (!err.empty()) return fail(err);
+  }
+  int rc = 1;
+  runWithLargeStack([&] { rc = runRepl(o, std::cin, std::cout); });
+  return rc;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -204,5 +228,6 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (cmd == "run") return runCommand(argc, argv);
+  if (cmd == "repl") return replCommand(argc, argv);
   return fail("unknown command '" + cmd + "' (see fnk help)");
 }
