@@ -1,0 +1,80 @@
+// Cluster ops (sm_90 thread-block clusters). gpu.cluster_rank/size read
+// %cluster_ctarank/%cluster_nctarank; gpu.cluster_sync is barrier.cluster
+// arrive (release) + wait (acquire). gpu.cluster_reduce: each CTA writes its
+// tile to a shared buffer of its own, the cluster synchronizes, every CTA
+// reads all peers' buffers through distributed shared memory (mapa + generic
+// loads) and folds them in rank order (as the interpreter does), and a second
+// cluster barrier keeps each buffer alive until every peer has read it.
+#include <llvm/IR/IntrinsicsNVPTX.h>
+
+#include "backend/nvptx/Lowerer.h"
+
+namespace fnk::nvptx::detail {
+
+Status Lowerer::lowerCluster(const ir::Operation& op) {
+  auto clusterSync = [&] {
+    intrinsic(llvm::Intrinsic::nvvm_barrier_cluster_arrive, {}, {});
+    intrinsic(llvm::Intrinsic::nvvm_barrier_cluster_wait, {}, {});
+  };
+  switch (op.kind()) {
+    case ir::OpKind::ClusterRank:
+    case ir::OpKind::ClusterSize: {
+      TV tv = makeTV(op.result()->type());
+      tv.regs[0] = intrinsic(op.kind() == ir::OpKind::ClusterRank ? llvm::Intrinsic::nvvm_read_ptx_sreg_cluster_ctarank
+                                                                  : llvm::Intrinsic::nvvm_read_ptx_sreg_cluster_nctarank,
+                             {}, {});
+      tiles[op.result()] = tv;
+      return Status::ok();
+    }
+    case ir::OpKind::ClusterSync: clusterSync(); return Status::ok();
+    case ir::OpKind::ClusterReduce: break;
+    default: return fail(op, "not a cluster op");
+  }
+  const TV& src = tile(op.operand(0));
+  const std::string kind = op.attrs().getStr("kind");
+  if (kind != "sum" && kind != "max" && kind != "min") return fail(op, "unknown kind '" + kind + "'");
+  auto c = fn.cluster();
+  int64_t n = 1;
+  for (int64_t x : c) n *= x;
+  TV out = makeTV(op.result()->type());
+  if (n <= 1) {
+    out.regs = src.regs;
+    tiles[op.result()] = out;
+    return Status::ok();
+  }
+  const ir::DType dt = src.dtype;
+  const ir::DType accDt = ir::isFloat(dt) ? (dt == ir::DType::F64 ? ir::DType::F64 : ir::DType::F32) : dt;
+  llvm::Type* accTy = regType(accDt);
+  const int64_t bytes = static_cast<int64_t>(mod.getDataLayout().getTypeAllocSize(accTy));
+  const int64_t slots = src.layout.uniform ? 1 : src.layout.elems;
+  auto* aty = llvm::ArrayType::get(accTy, static_cast<uint64_t>(slots));
+  auto* buf = new llvm::GlobalVariable(mod, aty, false, llvm::GlobalValue::InternalLinkage, llvm::UndefValue::get(aty),
+                                       "fnk_cluster_buf", nullptr, llvm::GlobalValue::NotThreadLocal, 3);
+  buf->setAlignment(llvm::Align(16));
+  auto toAccV = [&](llvm::Value* v) { return ir::isFloat(dt) ? toAcc(v, dt) : v; };
+  llvm::Value* only0 = src.layout.uniform ? b.CreateICmpEQ(tid, i32(0)) : nullptr;
+  for (size_t r = 0; r < src.regs.size(); ++r) {
+    llvm::Value* e = elemIndex(src.layout, static_cast<int64_t>(r));
+    llvm::Value* v = toAccV(src.regs[r]);
+    emitIf(andAll(only0, elemValid(src.layout, static_cast<int64_t>(r))),
+           [&] { b.CreateAlignedStore(v, b.CreateGEP(accTy, buf, e), llvm::Align(bytes)); });
+  }
+  clusterSync();
+  for (size_t r = 0; r < out.regs.size(); ++r) {
+    llvm::Value* e = elemIndex(out.layout, static_cast<int64_t>(r));
+    if (llvm::Value* valid = elemValid(out.layout, static_cast<int64_t>(r))) e = b.CreateSelect(valid, e, i32(0));
+    llvm::Value* local = b.CreateAddrSpaceCast(b.CreateGEP(accTy, buf, e), llvm::PointerType::get(ctx, 0));
+    llvm::Value* s = nullptr;
+    for (int64_t q = 0; q < n; ++q) {
+      llvm::Value* peer = intrinsic(llvm::Intrinsic::nvvm_mapa, {}, {local, i32(q)});
+      llvm::Value* x = b.CreateAlignedLoad(accTy, peer, llvm::Align(bytes));
+      s = s ? combine(kind, accDt, s, x) : x;
+    }
+    out.regs[r] = ir::isFloat(dt) ? fromAcc(s, dt) : s;
+  }
+  clusterSync();
+  tiles[op.result()] = out;
+  return Status::ok();
+}
+
+}  // namespace fnk::nvptx::detail

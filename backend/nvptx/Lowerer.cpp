@@ -1,0 +1,398 @@
+// The kernel skeleton (parameters, thread index), the op dispatch, structured
+// control flow (scf.for / scf.if become loops and diamonds with one phi per
+// held register) and the helpers every other part of the lowering uses.
+#include "backend/nvptx/Lowerer.h"
+
+#include <llvm/IR/IntrinsicsNVPTX.h>
+#include <llvm/IR/Verifier.h>
+#include <llvm/Support/raw_ostream.h>
+
+#include "backend/nvptx/Abi.h"
+
+#pragma GCC diagnostic error "-Wswitch"
+
+namespace fnk::nvptx::detail {
+
+Lowerer::Lowerer(llvm::Module& m, const ir::Function& f) : ctx(m.getContext()), mod(m), fn(f), b(m.getContext()) {
+  T = 32 * fn.warps();
+}
+
+Status Lowerer::fail(const ir::Operation& op, const std::string& msg) {
+  Status s = Status::error("kernel '" + fn.name + "': " + op.name() + ": " + msg);
+  if (error_) error_ = s;
+  return s;
+}
+
+llvm::Type* Lowerer::regType(ir::DType t) {
+  switch (t) {
+    case ir::DType::I1: return b.getInt1Ty();
+    case ir::DType::I8: case ir::DType::U8: return b.getInt8Ty();
+    case ir::DType::I16: return b.getInt16Ty();
+    case ir::DType::I32: case ir::DType::U32: return b.getInt32Ty();
+    case ir::DType::I64: return b.getInt64Ty();
+    case ir::DType::F16: return b.getHalfTy();
+    case ir::DType::BF16: return b.getBFloatTy();
+    case ir::DType::F32: return b.getFloatTy();
+    case ir::DType::F64: return b.getDoubleTy();
+  }
+  return b.getFloatTy();
+}
+
+llvm::Type* Lowerer::memType(ir::DType t) { return t == ir::DType::I1 ? b.getInt8Ty() : regType(t); }
+
+llvm::Type* Lowerer::accType(ir::DType t) {
+  return t == ir::DType::F16 || t == ir::DType::BF16 ? b.getFloatTy() : regType(t);
+}
+
+llvm::Value* Lowerer::intrinsic(unsigned id, llvm::ArrayRef<llvm::Type*> types, llvm::ArrayRef<llvm::Value*> args) {
+  llvm::Function* f = llvm::Intrinsic::getOrInsertDeclaration(&mod, static_cast<llvm::Intrinsic::ID>(id), types);
+  return b.CreateCall(f, args);
+}
+
+void Lowerer::barrier() { intrinsic(llvm::Intrinsic::nvvm_barrier_cta_sync_aligned_all, {}, {i32(0)}); }
+
+llvm::Value* Lowerer::scratch(int64_t bytes) {
+  if (!scratch_) {
+    auto* ty = llvm::ArrayType::get(b.getInt8Ty(), 16);
+    scratch_ = new llvm::GlobalVariable(mod, ty, false, llvm::GlobalValue::InternalLinkage, llvm::UndefValue::get(ty),
+                                        "fnk_scratch_placeholder", nullptr, llvm::GlobalValue::NotThreadLocal, 3);
+  }
+  scratchBytes_ = std::max(scratchBytes_, (bytes + 15) / 16 * 16);
+  return scratch_;
+}
+
+void Lowerer::finishScratch() {
+  if (!scratch_) return;
+  auto* ty = llvm::ArrayType::get(b.getInt8Ty(), static_cast<uint64_t>(std::max<int64_t>(scratchBytes_, 16)));
+  auto* g = new llvm::GlobalVariable(mod, ty, false, llvm::GlobalValue::InternalLinkage, llvm::UndefValue::get(ty),
+                                     "fnk_scratch", nullptr, llvm::GlobalValue::NotThreadLocal, 3);
+  g->setAlignment(llvm::Align(16));
+  scratch_->replaceAllUsesWith(g);
+  scratch_->eraseFromParent();
+  scratch_ = g;
+}
+
+llvm::Value* Lowerer::andAll(llvm::Value* a, llvm::Value* c) {
+  if (!a) return c;
+  if (!c) return a;
+  return b.CreateAnd(a, c);
+}
+
+void Lowerer::emitIf(llvm::Value* cond, const std::function<void()>& body) {
+  if (!cond) {
+    body();
+    return;
+  }
+  llvm::BasicBlock* then = llvm::BasicBlock::Create(ctx, "if.then", kernel);
+  llvm::BasicBlock* done = llvm::BasicBlock::Create(ctx, "if.done", kernel);
+  b.CreateCondBr(cond, then, done);
+  b.SetInsertPoint(then);
+  body();
+  b.CreateBr(done);
+  b.SetInsertPoint(done);
+}
+
+llvm::Value* Lowerer::elemIndex(const ir::TileLayout& l, int64_t r) {
+  if (l.uniform) return i32(0);
+  int64_t c = r / l.vec, v = r % l.vec;
+  llvm::Value*& tv = tidTimes_[l.vec];
+  if (!tv) tv = b.CreateMul(tid, i32(l.vec), "tidv");  // first use; see run() for placement
+  return b.CreateAdd(tv, i32(c * l.threads * l.vec + v));
+}
+
+llvm::Value* Lowerer::elemValid(const ir::TileLayout& l, int64_t r) {
+  if (l.uniform || !l.padded()) return nullptr;
+  int64_t c = r / l.vec;
+  if ((c + 1) * l.threads * l.vec <= l.elems) return nullptr;  // whole chunk inside the tile
+  return b.CreateICmpULT(elemIndex(l, r - r % l.vec), i32(l.elems));
+}
+
+std::vector<llvm::Value*> Lowerer::coordsOf(llvm::Value* e, const std::vector<int64_t>& shape) {
+  std::vector<llvm::Value*> c(shape.size());
+  int64_t stride = 1;
+  for (size_t d = shape.size(); d-- > 0;) {
+    llvm::Value* q = stride == 1 ? e : b.CreateUDiv(e, i32(stride));
+    c[d] = d == 0 ? q : (shape[d] == 1 ? i32(0) : b.CreateURem(q, i32(shape[d])));
+    stride *= shape[d];
+  }
+  return c;
+}
+
+llvm::Value* Lowerer::linearize(const std::vector<llvm::Value*>& coords, const std::vector<int64_t>& shape) {
+  llvm::Value* e = i32(0);
+  int64_t stride = 1;
+  for (size_t d = shape.size(); d-- > 0;) {
+    if (shape[d] != 1) e = b.CreateAdd(e, stride == 1 ? coords[d] : b.CreateMul(coords[d], i32(stride)));
+    stride *= shape[d];
+  }
+  return e;
+}
+
+TV Lowerer::makeTV(const ir::Type& t) {
+  TV tv;
+  tv.shape = t.shape;
+  tv.dtype = t.dtype;
+  tv.layout = layoutOf(t.shape);
+  tv.regs.resize(static_cast<size_t>(tv.layout.perThread()), nullptr);
+  return tv;
+}
+
+const TV& Lowerer::tile(const ir::Value* v) {
+  auto it = tiles.find(v);
+  if (it != tiles.end()) return it->second;
+  // Never reached for verified IR (operands are defined first); keep going
+  // with poison so one error is reported, not a crash.
+  TV& tv = tiles[v];
+  tv = makeTV(v->type());
+  for (auto& r : tv.regs) r = llvm::PoisonValue::get(regType(tv.dtype));
+  if (error_) error_ = Status::error("kernel '" + fn.name + "': internal error: a value is used before it is lowered");
+  return tv;
+}
+
+Status Lowerer::run() {
+  std::vector<llvm::Type*> params;
+  std::vector<AbiSlot> abi = kernelAbi(fn);
+  for (const AbiSlot& s : abi) {
+    switch (s.kind) {
+      case AbiKind::Ptr: params.push_back(llvm::PointerType::get(ctx, 1)); break;
+      case AbiKind::I32: params.push_back(b.getInt32Ty()); break;
+      case AbiKind::I64: params.push_back(b.getInt64Ty()); break;
+      case AbiKind::F32: params.push_back(b.getFloatTy()); break;
+      case AbiKind::F64: params.push_back(b.getDoubleTy()); break;
+    }
+  }
+  auto* fty = llvm::FunctionType::get(b.getVoidTy(), params, false);
+  kernel = llvm::Function::Create(fty, llvm::GlobalValue::ExternalLinkage, fn.name, mod);
+  kernel->setCallingConv(llvm::CallingConv::PTX_Kernel);
+  kernel->addFnAttr("nvvm.maxntid", std::to_string(T));
+  auto c = fn.cluster();
+  if (c.size() == 3 && c[0] * c[1] * c[2] > 1)
+    kernel->addFnAttr("nvvm.cluster_dim", std::to_string(c[0]) + "," + std::to_string(c[1]) + "," + std::to_string(c[2]));
+  llvm::BasicBlock* entry = llvm::BasicBlock::Create(ctx, "entry", kernel);
+  b.SetInsertPoint(entry);
+  tid = intrinsic(llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x, {}, {});
+  for (int64_t v : {1, 2, 4, 8}) tidTimes_[v] = v == 1 ? tid : b.CreateMul(tid, i32(v), "tidv");
+
+  const ir::Block& body = fn.body.front();
+  size_t argNo = 0;
+  for (size_t i = 0; i < fn.params.size(); ++i) {
+    const ir::Type& t = fn.params[i].type;
+    if (t.isTensor()) {
+      Mem m;
+      m.dtype = t.dtype;
+      m.base = kernel->getArg(static_cast<unsigned>(argNo++));
+      m.base->setName(fn.params[i].name);
+      kernel->addParamAttr(static_cast<unsigned>(argNo - 1), llvm::Attribute::NoAlias);
+      for (size_t d = 0; d < t.dims.size(); ++d) m.dims.push_back(kernel->getArg(static_cast<unsigned>(argNo++)));
+      m.strides.resize(m.dims.size());
+      llvm::Value* s = i64(1);
+      for (size_t d = m.dims.size(); d-- > 0;) {
+        m.strides[d] = s;
+        s = b.CreateMul(s, m.dims[d]);
+      }
+      mems[body.argument(static_cast<unsigned>(i))] = m;
+    } else {
+      llvm::Value* a = kernel->getArg(static_cast<unsigned>(argNo++));
+      llvm::Value* v = a;
+      llvm::Type* want = regType(t.dtype);
+      if (a->getType() != want) {
+        if (want->isIntegerTy()) v = b.CreateTrunc(a, want);
+        else v = b.CreateFPTrunc(a, want);
+      }
+      TV tv = makeTV(t);
+      tv.regs[0] = v;
+      tiles[body.argument(static_cast<unsigned>(i))] = tv;
+    }
+  }
+  Status s = lowerBlock(body, nullptr);
+  if (!error_) return error_;
+  if (!s) return s;
+  if (!b.GetInsertBlock()->getTerminator()) b.CreateRetVoid();
+  finishScratch();
+  std::string err;
+  llvm::raw_string_ostream os(err);
+  if (llvm::verifyFunction(*kernel, &os))
+    return Status::error("kernel '" + fn.name + "': internal error: invalid LLVM IR: " + os.str());
+  return Status::ok();
+}
+
+Status Lowerer::lowerBlock(const ir::Block& blk, std::vector<TV>* yielded) {
+  for (const auto& op : blk.ops()) {
+    if (op->kind() == ir::OpKind::Yield) {
+      if (yielded)
+        for (ir::Value* v : op->operands()) yielded->push_back(tile(v));
+      return Status::ok();
+    }
+    if (op->kind() == ir::OpKind::Return) {
+      b.CreateRetVoid();
+      return Status::ok();
+    }
+    if (Status s = lowerOp(*op); !s) return s;
+    if (!error_) return error_;
+  }
+  return Status::ok();
+}
+
+Status Lowerer::lowerOp(const ir::Operation& op) {
+  switch (op.kind()) {
+    case ir::OpKind::Constant: {
+      TV tv = makeTV(op.result()->type());
+      const ir::Attr* a = op.attrs().get("value");
+      double d = 0;
+      if (auto* i = a ? std::get_if<int64_t>(a) : nullptr) d = static_cast<double>(*i);
+      else if (auto* f = a ? std::get_if<double>(a) : nullptr) d = *f;
+      else if (auto* bo = a ? std::get_if<bool>(a) : nullptr) d = *bo ? 1 : 0;
+      llvm::Type* ty = regType(tv.dtype);
+      llvm::Value* v;
+      if (ty->isIntegerTy()) {
+        int64_t iv = a && std::holds_alternative<int64_t>(*a) ? std::get<int64_t>(*a) : static_cast<int64_t>(d);
+        v = llvm::ConstantInt::get(ty, static_cast<uint64_t>(iv), true);
+      } else {
+        v = llvm::ConstantFP::get(ty, d);
+      }
+      for (auto& r : tv.regs) r = v;
+      tiles[op.result()] = tv;
+      return Status::ok();
+    }
+    case ir::OpKind::ProgramId:
+    case ir::OpKind::NumPrograms: {
+      int64_t axis = op.attrs().getInt("axis");
+      static const unsigned ctaid[3] = {llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x, llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_y,
+                                        llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_z};
+      static const unsigned nctaid[3] = {llvm::Intrinsic::nvvm_read_ptx_sreg_nctaid_x,
+                                         llvm::Intrinsic::nvvm_read_ptx_sreg_nctaid_y,
+                                         llvm::Intrinsic::nvvm_read_ptx_sreg_nctaid_z};
+      if (axis < 0 || axis > 2) return fail(op, "axis out of range");
+      TV tv = makeTV(op.result()->type());
+      tv.regs[0] = intrinsic(op.kind() == ir::OpKind::ProgramId ? ctaid[axis] : nctaid[axis], {}, {});
+      tiles[op.result()] = tv;
+      return Status::ok();
+    }
+    case ir::OpKind::Dim: {
+      auto it = mems.find(op.operand(0));
+      if (it == mems.end()) return fail(op, "operand is not a lowered tensor");
+      int64_t axis = op.attrs().getInt("axis");
+      if (axis < 0 || axis >= static_cast<int64_t>(it->second.dims.size())) return fail(op, "axis out of range");
+      TV tv = makeTV(op.result()->type());
+      tv.regs[0] = b.CreateTrunc(it->second.dims[axis], regType(tv.dtype));
+      tiles[op.result()] = tv;
+      return Status::ok();
+    }
+    case ir::OpKind::Arange: {
+      TV tv = makeTV(op.result()->type());
+      int64_t start = op.attrs().getInt("start");
+      for (size_t r = 0; r < tv.regs.size(); ++r) {
+        llvm::Value* e = b.CreateAdd(elemIndex(tv.layout, static_cast<int64_t>(r)), i32(start));
+        tv.regs[r] = b.CreateSExtOrTrunc(e, regType(tv.dtype));
+      }
+      tiles[op.result()] = tv;
+      return Status::ok();
+    }
+    case ir::OpKind::Broadcast:
+    case ir::OpKind::ExpandDims:
+    case ir::OpKind::Reshape:
+    case ir::OpKind::Transpose: return lowerShape(op);
+    case ir::OpKind::Cast:
+    case ir::OpKind::Add: case ir::OpKind::Sub: case ir::OpKind::Mul: case ir::OpKind::Div:
+    case ir::OpKind::Rem: case ir::OpKind::Pow: case ir::OpKind::Min: case ir::OpKind::Max:
+    case ir::OpKind::And: case ir::OpKind::Or: case ir::OpKind::Xor: case ir::OpKind::Shl:
+    case ir::OpKind::Shr: case ir::OpKind::Cmp: case ir::OpKind::Neg: case ir::OpKind::Not:
+    case ir::OpKind::Exp: case ir::OpKind::Exp2: case ir::OpKind::Log: case ir::OpKind::Log2:
+    case ir::OpKind::Sqrt: case ir::OpKind::Rsqrt: case ir::OpKind::Tanh: case ir::OpKind::Erf:
+    case ir::OpKind::Sigmoid: case ir::OpKind::Abs: case ir::OpKind::Select:
+    case ir::OpKind::Fma: return lowerElementwise(op);
+    case ir::OpKind::Reduce: return lowerReduce(op);
+    case ir::OpKind::Load: return lowerLoad(op);
+    case ir::OpKind::Store: return lowerStore(op);
+    case ir::OpKind::SharedAlloc: return lowerSharedAlloc(op);
+    case ir::OpKind::Barrier: barrier(); return Status::ok();
+    case ir::OpKind::ClusterRank:
+    case ir::OpKind::ClusterSize:
+    case ir::OpKind::ClusterSync:
+    case ir::OpKind::ClusterReduce: return lowerCluster(op);
+    case ir::OpKind::For: return lowerFor(op);
+    case ir::OpKind::If: return lowerIf(op);
+    case ir::OpKind::Yield:
+    case ir::OpKind::Return: return Status::ok();  // handled by lowerBlock
+    case ir::OpKind::LaunchGrid: return fail(op, "belongs to the launch region, which runs on the host");
+  }
+  return fail(op, "internal error: op kind out of range");
+}
+
+Status Lowerer::lowerFor(const ir::Operation& op) {
+  const ir::Block& body = op.region(0).front();
+  llvm::Value* lo = tile(op.operand(0)).regs[0];
+  llvm::Value* hi = tile(op.operand(1)).regs[0];
+  llvm::Value* step = tile(op.operand(2)).regs[0];
+  std::vector<TV> init;
+  for (unsigned i = 3; i < op.numOperands(); ++i) init.push_back(tile(op.operand(i)));
+
+  llvm::BasicBlock* pre = b.GetInsertBlock();
+  llvm::BasicBlock* header = llvm::BasicBlock::Create(ctx, "for.header", kernel);
+  llvm::BasicBlock* loop = llvm::BasicBlock::Create(ctx, "for.body", kernel);
+  llvm::BasicBlock* exit = llvm::BasicBlock::Create(ctx, "for.exit", kernel);
+  b.CreateBr(header);
+  b.SetInsertPoint(header);
+  llvm::PHINode* iv = b.CreatePHI(b.getInt32Ty(), 2, "iv");
+  iv->addIncoming(lo, pre);
+  std::vector<TV> carried = init;
+  std::vector<std::vector<llvm::PHINode*>> phis(init.size());
+  for (size_t i = 0; i < init.size(); ++i)
+    for (size_t r = 0; r < init[i].regs.size(); ++r) {
+      llvm::PHINode* p = b.CreatePHI(init[i].regs[r]->getType(), 2);
+      p->addIncoming(init[i].regs[r], pre);
+      phis[i].push_back(p);
+      carried[i].regs[r] = p;
+    }
+  b.CreateCondBr(b.CreateICmpSLT(iv, hi), loop, exit);
+  b.SetInsertPoint(loop);
+  TV ivTile = makeTV(body.argument(0)->type());
+  ivTile.regs[0] = iv;
+  tiles[body.argument(0)] = ivTile;
+  for (size_t i = 0; i < carried.size(); ++i) tiles[body.argument(static_cast<unsigned>(i + 1))] = carried[i];
+  std::vector<TV> yielded;
+  if (Status s = lowerBlock(body, &yielded); !s) return s;
+  if (yielded.size() != carried.size()) return fail(op, "body yields the wrong number of values");
+  llvm::Value* next = b.CreateAdd(iv, step, "iv.next");
+  llvm::BasicBlock* latch = b.GetInsertBlock();
+  b.CreateBr(header);
+  iv->addIncoming(next, latch);
+  for (size_t i = 0; i < carried.size(); ++i)
+    for (size_t r = 0; r < phis[i].size(); ++r) phis[i][r]->addIncoming(yielded[i].regs[r], latch);
+  b.SetInsertPoint(exit);
+  for (size_t i = 0; i < carried.size(); ++i) tiles[op.result(static_cast<unsigned>(i))] = carried[i];
+  return Status::ok();
+}
+
+Status Lowerer::lowerIf(const ir::Operation& op) {
+  llvm::Value* cond = tile(op.operand(0)).regs[0];
+  llvm::BasicBlock* thenBB = llvm::BasicBlock::Create(ctx, "if.then", kernel);
+  llvm::BasicBlock* elseBB = llvm::BasicBlock::Create(ctx, "if.else", kernel);
+  llvm::BasicBlock* merge = llvm::BasicBlock::Create(ctx, "if.merge", kernel);
+  b.CreateCondBr(cond, thenBB, elseBB);
+  std::vector<TV> ys[2];
+  llvm::BasicBlock* ends[2];
+  llvm::BasicBlock* starts[2] = {thenBB, elseBB};
+  for (int k = 0; k < 2; ++k) {
+    b.SetInsertPoint(starts[k]);
+    if (!op.region(k).empty())
+      if (Status s = lowerBlock(op.region(k).front(), &ys[k]); !s) return s;
+    ends[k] = b.GetInsertBlock();
+    if (!ends[k]->getTerminator()) b.CreateBr(merge);
+  }
+  b.SetInsertPoint(merge);
+  for (unsigned i = 0; i < op.numResults(); ++i) {
+    if (ys[0].size() <= i || ys[1].size() <= i) return fail(op, "a branch yields too few values");
+    TV tv = ys[0][i];
+    for (size_t r = 0; r < tv.regs.size(); ++r) {
+      llvm::PHINode* p = b.CreatePHI(tv.regs[r]->getType(), 2);
+      p->addIncoming(ys[0][i].regs[r], ends[0]);
+      p->addIncoming(ys[1][i].regs[r], ends[1]);
+      tv.regs[r] = p;
+    }
+    tiles[op.result(i)] = tv;
+  }
+  return Status::ok();
+}
+
+}  // namespace fnk::nvptx::detail

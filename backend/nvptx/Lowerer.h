@@ -1,0 +1,144 @@
+// Internals of the tile IR -> LLVM IR lowering (backend/nvptx). Not a public
+// header: Codegen.h is the API.
+//
+// Every tile value becomes, in each thread, the list of elements that thread
+// holds under its layout (ir/passes/Layout.h): `TV::regs[c * V + v]` is element
+// (c * T + tid) * V + v of the row-major tile, or the one value of a uniform
+// tile. Elementwise ops work register by register; ops that move elements
+// between threads (broadcast of a held tile, transpose, reductions, cluster
+// reductions) go through one shared-memory scratch buffer, each use fenced by
+// bar.sync before and after, or through warp shuffles. Index-like values
+// (arange, broadcasts and arithmetic of them with uniform values) are
+// recomputed at any element instead of moved ("remat").
+#pragma once
+#include <functional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/Module.h>
+
+#include "ir/IR.h"
+#include "ir/passes/Layout.h"
+#include "support/Status.h"
+
+namespace fnk::nvptx::detail {
+
+/// A lowered tile: its layout and the registers this thread holds.
+struct TV {
+  ir::TileLayout layout;
+  std::vector<int64_t> shape;
+  ir::DType dtype = ir::DType::F32;
+  std::vector<llvm::Value*> regs;
+};
+
+/// A lowered memory operand: a global tensor or a shared buffer.
+struct Mem {
+  llvm::Value* base = nullptr;          // ptr addrspace(1) or (3)
+  std::vector<llvm::Value*> dims;       // i64
+  std::vector<llvm::Value*> strides;    // i64, row-major
+  ir::DType dtype = ir::DType::F32;
+  unsigned addrSpace = 1;
+};
+
+/// Along the innermost axis, a value's elements come in runs of `contig`
+/// consecutive integers and runs of `constant` equal values, each run starting
+/// at a multiple of its length (powers of two or the whole axis).
+struct AxisInfo {
+  int64_t contig = 1;
+  int64_t constant = 1;
+};
+
+class Lowerer {
+public:
+  Lowerer(llvm::Module& mod, const ir::Function& fn);
+  /// Builds the kernel; the error names the kernel and the op.
+  Status run();
+
+  // --- shared state -------------------------------------------------------
+  llvm::LLVMContext& ctx;
+  llvm::Module& mod;
+  const ir::Function& fn;
+  llvm::IRBuilder<> b;
+  llvm::Function* kernel = nullptr;
+  llvm::Value* tid = nullptr;  // i32
+  int64_t T = 0;               // threads per CTA
+
+  // --- types and small helpers (Lowerer.cpp) --------------------------------
+  llvm::Type* regType(ir::DType t);  // in registers (i1 as i1)
+  llvm::Type* memType(ir::DType t);  // in memory (i1 as i8)
+  llvm::Type* accType(ir::DType t);  // arithmetic: f16/bf16 widen to f32
+  ir::TileLayout layoutOf(const std::vector<int64_t>& shape) const { return ir::tileLayout(shape, T); }
+  llvm::Value* i32(int64_t v) { return b.getInt32(static_cast<uint32_t>(v)); }
+  llvm::Value* i64(int64_t v) { return b.getInt64(static_cast<uint64_t>(v)); }
+  /// Row-major element index (i32) of register `r` of this thread.
+  llvm::Value* elemIndex(const ir::TileLayout& l, int64_t r);
+  /// Whether register `r` holds a real element (not padding); null when always.
+  llvm::Value* elemValid(const ir::TileLayout& l, int64_t r);
+  /// Multi-index (i32 each) of row-major element `e` of `shape`.
+  std::vector<llvm::Value*> coordsOf(llvm::Value* e, const std::vector<int64_t>& shape);
+  llvm::Value* linearize(const std::vector<llvm::Value*>& coords, const std::vector<int64_t>& shape);
+  llvm::Value* intrinsic(unsigned id, llvm::ArrayRef<llvm::Type*> types, llvm::ArrayRef<llvm::Value*> args);
+  void barrier();
+  /// The scratch buffer in shared memory, at least `bytes` long (16-aligned).
+  llvm::Value* scratch(int64_t bytes);
+  llvm::Value* andAll(llvm::Value* a, llvm::Value* c);  // either may be null (true)
+  /// Runs `body` only when `cond` holds (a branch; no values flow out).
+  void emitIf(llvm::Value* cond, const std::function<void()>& body);
+  TV makeTV(const ir::Type& t);
+  const TV& tile(const ir::Value* v);
+  Status fail(const ir::Operation& op, const std::string& msg);
+
+  // --- regions and control flow (Lowerer.cpp) ---------------------------------
+  Status lowerBlock(const ir::Block& blk, std::vector<TV>* yielded);
+  Status lowerOp(const ir::Operation& op);
+  Status lowerFor(const ir::Operation& op);
+  Status lowerIf(const ir::Operation& op);
+
+  // --- elementwise (Arith.cpp) -----------------------------------------------
+  Status lowerElementwise(const ir::Operation& op);
+  /// One element of `op` (elementwise or cast) applied to `in` (register types).
+  llvm::Value* arith(const ir::Operation& op, const std::vector<llvm::Value*>& in);
+  llvm::Value* cast(llvm::Value* v, ir::DType from, ir::DType to);
+  llvm::Value* toAcc(llvm::Value* v, ir::DType t);    // widen f16/bf16 to f32
+  llvm::Value* fromAcc(llvm::Value* v, ir::DType t);  // narrow back
+  std::string unsupported_;  // set by arith() for ops the GPU path lacks
+
+  // --- layouts, broadcasts, reductions (Layout.cpp) ------------------------------
+  Status lowerShape(const ir::Operation& op);
+  Status lowerReduce(const ir::Operation& op);
+  /// `v` as a tile of `shape` (NumPy broadcast), in that shape's layout.
+  TV broadcastTo(const ir::Value* v, const std::vector<int64_t>& shape);
+  /// Moves `src` into the layout of `dstShape`; `srcIndex` maps a destination
+  /// element index (i32) to the source element index it takes.
+  TV relayout(const TV& src, const std::vector<int64_t>& dstShape,
+              const std::function<llvm::Value*(llvm::Value*)>& srcIndex);
+  /// Recomputes `v` at the element with multi-index `coords` of `v`'s shape;
+  /// null when `v` is not a pure function of its coordinates and uniform values.
+  llvm::Value* remat(const ir::Value* v, const std::vector<llvm::Value*>& coords, int depth = 0);
+  llvm::Value* combine(const std::string& kind, ir::DType t, llvm::Value* a, llvm::Value* c);
+  llvm::Value* identity(const std::string& kind, ir::DType t);
+  llvm::Value* shuffleXor(llvm::Value* v, int offset);
+  AxisInfo axisInfo(const ir::Value* v, int depth = 0);
+
+  // --- memory (Memory.cpp) ------------------------------------------------------
+  Status lowerLoad(const ir::Operation& op);
+  Status lowerStore(const ir::Operation& op);
+  Status lowerSharedAlloc(const ir::Operation& op);
+  // --- cluster (Cluster.cpp) ------------------------------------------------------
+  Status lowerCluster(const ir::Operation& op);
+
+  std::unordered_map<const ir::Value*, TV> tiles;
+  std::unordered_map<const ir::Value*, Mem> mems;
+
+private:
+  llvm::GlobalVariable* scratch_ = nullptr;
+  int64_t scratchBytes_ = 0;
+  std::unordered_map<int64_t, llvm::Value*> tidTimes_;
+  Status error_ = Status::ok();
+  void finishScratch();
+};
+
+}  // namespace fnk::nvptx::detail

@@ -1,0 +1,287 @@
+// tile.load / tile.store on global tensors and shared buffers, and
+// gpu.shared_alloc. Every element is bounds-checked (0 <= idx < dim on every
+// axis) and masked; a store of a uniform tile is done by thread 0 alone.
+// Each group of V consecutive held elements becomes one vector access when
+// the innermost index is contiguous over the group and the others constant
+// (axisInfo), all V elements are valid and the address is aligned; that is
+// checked at run time, with per-element accesses as the fallback.
+#include <numeric>
+
+#include "backend/nvptx/Lowerer.h"
+
+namespace fnk::nvptx::detail {
+
+namespace {
+constexpr int64_t kWhole = int64_t{1} << 40;  // "the whole axis" for run lengths
+int64_t gcd(int64_t a, int64_t c) { return std::gcd(a, c); }
+}  // namespace
+
+AxisInfo Lowerer::axisInfo(const ir::Value* v, int depth) {
+  const ir::Type& t = v->type();
+  if (!t.isTile()) return {};
+  int64_t n = 1;
+  for (int64_t d : t.shape) n *= d;
+  if (n == 1) return {1, kWhole};
+  const ir::Operation* op = v->definingOp();
+  if (!op || depth > 16) return {};
+  using K = ir::OpKind;
+  switch (op->kind()) {
+    case K::Constant: return {1, kWhole};
+    case K::Arange: return {kWhole, 1};
+    case K::Broadcast: {
+      const auto& s = op->operand(0)->type().shape;
+      if (s.empty() || s.back() == 1) return {1, kWhole};
+      return axisInfo(op->operand(0), depth + 1);
+    }
+    case K::ExpandDims:
+      if (op->attrs().getInt("axis") == static_cast<int64_t>(t.shape.size()) - 1) return {};
+      return axisInfo(op->operand(0), depth + 1);
+    case K::Reshape:
+      if (op->operand(0)->type().shape.empty() || op->operand(0)->type().shape.back() != t.shape.back()) return {};
+      return axisInfo(op->operand(0), depth + 1);
+    case K::Cast:
+      if (!ir::isInt(op->operand(0)->type().dtype) || !ir::isInt(t.dtype)) return {};
+      return axisInfo(op->operand(0), depth + 1);
+    case K::Add:
+    case K::Sub: {
+      AxisInfo a = axisInfo(op->operand(0), depth + 1), c = axisInfo(op->operand(1), depth + 1);
+      AxisInfo r;
+      r.constant = gcd(a.constant, c.constant);
+      r.contig = gcd(a.contig, c.constant);
+      if (op->kind() == K::Add) r.contig = std::max(r.contig, gcd(a.constant, c.contig));
+      return r;
+    }
+    case K::Mul: case K::Div: case K::And: case K::Or: case K::Min: case K::Max: {
+      AxisInfo a = axisInfo(op->operand(0), depth + 1), c = axisInfo(op->operand(1), depth + 1);
+      return {1, gcd(a.constant, c.constant)};
+    }
+    default: return {};
+  }
+}
+
+namespace {
+
+struct Access {
+  const Mem* mem = nullptr;
+  std::vector<TV> idx;  // broadcast to the access shape
+  const TV* mask = nullptr;
+  const TV* other = nullptr;
+  bool vectorizable = false;
+};
+
+}  // namespace
+
+// Axis info of an index operand as it is broadcast to the access shape: an
+// operand whose innermost dim is 1 (or missing) is constant along the access's.
+static AxisInfo accessInfo(Lowerer& L, const ir::Value* idx, const std::vector<int64_t>& access) {
+  const auto& s = idx->type().shape;  // broadcasting aligns the innermost dims
+  if (!access.empty() && access.back() > 1 && (s.empty() || s.back() == 1)) return {1, kWhole};
+  return L.axisInfo(idx);
+}
+
+// Bounds check and element offset of register r of an access.
+static void elementAddress(Lowerer& L, const Access& a, size_t r, llvm::Value*& valid, llvm::Value*& offset) {
+  auto& b = L.b;
+  valid = nullptr;
+  offset = b.getInt64(0);
+  for (size_t d = 0; d < a.idx.size(); ++d) {
+    llvm::Value* x = a.idx[d].regs[a.idx[d].layout.uniform ? 0 : r];
+    x = b.CreateSExt(x, b.getInt64Ty());
+    // one unsigned compare covers 0 <= x < dim
+    valid = L.andAll(valid, b.CreateICmpULT(x, a.mem->dims[d]));
+    offset = b.CreateAdd(offset, b.CreateMul(x, a.mem->strides[d]));
+  }
+}
+
+Status Lowerer::lowerLoad(const ir::Operation& op) {
+  auto mit = mems.find(op.operand(0));
+  if (mit == mems.end()) return fail(op, "memory operand is not lowered");
+  const Mem& mem = mit->second;
+  const ir::Type& rt = op.result()->type();
+  const size_t rank = mem.dims.size();
+  const bool hasMask = op.attrs().getBool("mask"), hasOther = op.attrs().getBool("other");
+  Access a;
+  a.mem = &mem;
+  for (size_t d = 0; d < rank; ++d) a.idx.push_back(broadcastTo(op.operand(1 + d), rt.shape));
+  TV maskTV, otherTV;
+  if (hasMask) maskTV = broadcastTo(op.operand(1 + rank), rt.shape), a.mask = &maskTV;
+  if (hasOther) otherTV = broadcastTo(op.operand(1 + rank + hasMask), rt.shape), a.other = &otherTV;
+  TV out = makeTV(rt);
+  llvm::Type* ty = memType(rt.dtype);
+  const int64_t bytes = static_cast<int64_t>(mod.getDataLayout().getTypeAllocSize(ty));
+  const int64_t V = out.layout.vec;
+  bool vec = !out.layout.uniform && V > 1 && rank > 0 && rt.dtype != ir::DType::I1;
+  if (vec) {
+    AxisInfo last = accessInfo(*this, op.operand(rank), rt.shape);
+    vec = last.contig % V == 0;
+    for (size_t d = 0; vec && d + 1 < rank; ++d) vec = accessInfo(*this, op.operand(1 + d), rt.shape).constant % V == 0;
+  }
+  auto zero = [&]() -> llvm::Value* { return llvm::Constant::getNullValue(regType(rt.dtype)); };
+  auto scalarLoad = [&](size_t r) -> llvm::Value* {
+    llvm::Value *valid, *off;
+    elementAddress(*this, a, r, valid, off);
+    valid = andAll(valid, elemValid(out.layout, static_cast<int64_t>(r)));
+    if (a.mask) valid = andAll(valid, a.mask->regs[a.mask->layout.uniform ? 0 : r]);
+    llvm::Value* dflt = a.other ? a.other->regs[a.other->layout.uniform ? 0 : r] : zero();
+    llvm::BasicBlock* pre = b.GetInsertBlock();
+    llvm::BasicBlock* ld = llvm::BasicBlock::Create(ctx, "ld", kernel);
+    llvm::BasicBlock* done = llvm::BasicBlock::Create(ctx, "ld.done", kernel);
+    b.CreateCondBr(valid, ld, done);
+    b.SetInsertPoint(ld);
+    llvm::Value* v = b.CreateAlignedLoad(ty, b.CreateGEP(ty, mem.base, off), llvm::Align(bytes));
+    if (rt.dtype == ir::DType::I1) v = b.CreateICmpNE(v, b.getInt8(0));
+    b.CreateBr(done);
+    b.SetInsertPoint(done);
+    llvm::PHINode* p = b.CreatePHI(v->getType(), 2);
+    p->addIncoming(dflt, pre);
+    p->addIncoming(v, ld);
+    return p;
+  };
+  if (!vec) {
+    for (size_t r = 0; r < out.regs.size(); ++r) out.regs[r] = scalarLoad(r);
+  } else {
+    const int64_t piece = std::min<int64_t>(16, V * bytes);  // bytes per vector access
+    const int64_t perPiece = piece / bytes;
+    for (int64_t c = 0; c < out.layout.chunks; ++c) {
+      size_t r0 = static_cast<size_t>(c * V), r1 = r0 + V - 1;
+      llvm::Value *valid, *off, *validLast, *offLast;
+      elementAddress(*this, a, r0, valid, off);
+      elementAddress(*this, a, r1, validLast, offLast);
+      valid = andAll(andAll(valid, validLast), elemValid(out.layout, static_cast<int64_t>(r0)));
+      if (a.mask && !a.mask->layout.uniform)
+        for (size_t r = r0; r <= r1; ++r) valid = andAll(valid, a.mask->regs[r]);
+      else if (a.mask) valid = andAll(valid, a.mask->regs[0]);
+      llvm::Value* addr = b.CreateGEP(ty, mem.base, off);
+      llvm::Value* aligned = b.CreateICmpEQ(b.CreateAnd(b.CreatePtrToInt(addr, b.getInt64Ty()), i64(piece - 1)), i64(0));
+      llvm::Value* fast = andAll(valid, aligned);
+      llvm::BasicBlock* pre = b.GetInsertBlock();
+      llvm::BasicBlock* vb = llvm::BasicBlock::Create(ctx, "ldv", kernel);
+      llvm::BasicBlock* sb = llvm::BasicBlock::Create(ctx, "lds", kernel);
+      llvm::BasicBlock* done = llvm::BasicBlock::Create(ctx, "ldv.done", kernel);
+      (void)pre;
+      b.CreateCondBr(fast, vb, sb);
+      b.SetInsertPoint(vb);
+      std::vector<llvm::Value*> fastVals;
+      auto* vty = llvm::FixedVectorType::get(ty, static_cast<unsigned>(perPiece));
+      for (int64_t p = 0; p < V / perPiece; ++p) {
+        llvm::Value* pa = b.CreateGEP(ty, addr, i64(p * perPiece));
+        llvm::Value* vv = b.CreateAlignedLoad(vty, pa, llvm::Align(piece));
+        for (int64_t k = 0; k < perPiece; ++k) fastVals.push_back(b.CreateExtractElement(vv, static_cast<uint64_t>(k)));
+      }
+      llvm::BasicBlock* vEnd = b.GetInsertBlock();
+      b.CreateBr(done);
+      b.SetInsertPoint(sb);
+      std::vector<llvm::Value*> slowVals;
+      for (size_t r = r0; r <= r1; ++r) slowVals.push_back(scalarLoad(r));
+      llvm::BasicBlock* sEnd = b.GetInsertBlock();
+      b.CreateBr(done);
+      b.SetInsertPoint(done);
+      for (int64_t k = 0; k < V; ++k) {
+        llvm::PHINode* p = b.CreatePHI(fastVals[k]->getType(), 2);
+        p->addIncoming(fastVals[k], vEnd);
+        p->addIncoming(slowVals[k], sEnd);
+        out.regs[r0 + k] = p;
+      }
+    }
+  }
+  tiles[op.result()] = out;
+  return Status::ok();
+}
+
+Status Lowerer::lowerStore(const ir::Operation& op) {
+  auto mit = mems.find(op.operand(0));
+  if (mit == mems.end()) return fail(op, "memory operand is not lowered");
+  const Mem& mem = mit->second;
+  const size_t rank = mem.dims.size();
+  const bool hasMask = op.attrs().getBool("mask");
+  const ir::Value* valueV = op.operand(1 + rank);
+  const std::vector<int64_t> shape = valueV->type().shape;
+  Access a;
+  a.mem = &mem;
+  for (size_t d = 0; d < rank; ++d) a.idx.push_back(broadcastTo(op.operand(1 + d), shape));
+  TV maskTV;
+  if (hasMask) maskTV = broadcastTo(op.operand(2 + rank), shape), a.mask = &maskTV;
+  const TV& val = tile(valueV);
+  llvm::Type* ty = memType(mem.dtype);
+  const int64_t bytes = static_cast<int64_t>(mod.getDataLayout().getTypeAllocSize(ty));
+  const ir::TileLayout& lay = val.layout;
+  const int64_t V = lay.vec;
+  auto memVal = [&](size_t r) {
+    llvm::Value* v = val.regs[r];
+    return mem.dtype == ir::DType::I1 ? b.CreateZExt(v, ty) : v;
+  };
+  llvm::Value* only0 = lay.uniform ? b.CreateICmpEQ(tid, i32(0)) : nullptr;
+  auto scalarStore = [&](size_t r) {
+    llvm::Value *valid, *off;
+    elementAddress(*this, a, r, valid, off);
+    valid = andAll(andAll(valid, elemValid(lay, static_cast<int64_t>(r))), only0);
+    if (a.mask) valid = andAll(valid, a.mask->regs[a.mask->layout.uniform ? 0 : r]);
+    llvm::Value* v = memVal(r);
+    emitIf(valid, [&] { b.CreateAlignedStore(v, b.CreateGEP(ty, mem.base, off), llvm::Align(bytes)); });
+  };
+  bool vec = !lay.uniform && V > 1 && rank > 0 && mem.dtype != ir::DType::I1;
+  if (vec) {
+    AxisInfo last = accessInfo(*this, op.operand(rank), shape);
+    vec = last.contig % V == 0;
+    for (size_t d = 0; vec && d + 1 < rank; ++d) vec = accessInfo(*this, op.operand(1 + d), shape).constant % V == 0;
+  }
+  if (!vec) {
+    for (size_t r = 0; r < val.regs.size(); ++r) scalarStore(r);
+    return Status::ok();
+  }
+  const int64_t piece = std::min<int64_t>(16, V * bytes);
+  const int64_t perPiece = piece / bytes;
+  for (int64_t c = 0; c < lay.chunks; ++c) {
+    size_t r0 = static_cast<size_t>(c * V), r1 = r0 + V - 1;
+    llvm::Value *valid, *off, *validLast, *offLast;
+    elementAddress(*this, a, r0, valid, off);
+    elementAddress(*this, a, r1, validLast, offLast);
+    valid = andAll(andAll(valid, validLast), elemValid(lay, static_cast<int64_t>(r0)));
+    if (a.mask && !a.mask->layout.uniform)
+      for (size_t r = r0; r <= r1; ++r) valid = andAll(valid, a.mask->regs[r]);
+    else if (a.mask) valid = andAll(valid, a.mask->regs[0]);
+    llvm::Value* addr = b.CreateGEP(ty, mem.base, off);
+    llvm::Value* aligned = b.CreateICmpEQ(b.CreateAnd(b.CreatePtrToInt(addr, b.getInt64Ty()), i64(piece - 1)), i64(0));
+    llvm::BasicBlock* vb = llvm::BasicBlock::Create(ctx, "stv", kernel);
+    llvm::BasicBlock* sb = llvm::BasicBlock::Create(ctx, "sts", kernel);
+    llvm::BasicBlock* done = llvm::BasicBlock::Create(ctx, "stv.done", kernel);
+    b.CreateCondBr(andAll(valid, aligned), vb, sb);
+    b.SetInsertPoint(vb);
+    auto* vty = llvm::FixedVectorType::get(ty, static_cast<unsigned>(perPiece));
+    for (int64_t p = 0; p < V / perPiece; ++p) {
+      llvm::Value* vv = llvm::PoisonValue::get(vty);
+      for (int64_t k = 0; k < perPiece; ++k) vv = b.CreateInsertElement(vv, memVal(r0 + p * perPiece + k), static_cast<uint64_t>(k));
+      b.CreateAlignedStore(vv, b.CreateGEP(ty, addr, i64(p * perPiece)), llvm::Align(piece));
+    }
+    b.CreateBr(done);
+    b.SetInsertPoint(sb);
+    for (size_t r = r0; r <= r1; ++r) scalarStore(r);
+    b.CreateBr(done);
+    b.SetInsertPoint(done);
+  }
+  return Status::ok();
+}
+
+Status Lowerer::lowerSharedAlloc(const ir::Operation& op) {
+  const ir::Type& t = op.result()->type();
+  llvm::Type* ty = memType(t.dtype);
+  auto* aty = llvm::ArrayType::get(ty, static_cast<uint64_t>(t.numElements()));
+  auto* g = new llvm::GlobalVariable(mod, aty, false, llvm::GlobalValue::InternalLinkage, llvm::UndefValue::get(aty),
+                                     "fnk_shared", nullptr, llvm::GlobalValue::NotThreadLocal, 3);
+  g->setAlignment(llvm::Align(16));
+  Mem m;
+  m.base = g;
+  m.dtype = t.dtype;
+  m.addrSpace = 3;
+  for (int64_t d : t.shape) m.dims.push_back(i64(d));
+  m.strides.resize(t.shape.size());
+  int64_t s = 1;
+  for (size_t d = t.shape.size(); d-- > 0;) {
+    m.strides[d] = i64(s);
+    s *= t.shape[d];
+  }
+  mems[op.result()] = m;
+  return Status::ok();
+}
+
+}  // namespace fnk::nvptx::detail

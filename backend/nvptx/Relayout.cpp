@@ -1,0 +1,155 @@
+// Ops that move elements between threads: broadcast, expand_dims, reshape and
+// transpose (backend/nvptx/Lowerer.h explains the scheme). A shape op whose
+// source and result layouts agree moves nothing; a source that is uniform, or
+// a pure function of its coordinates (remat), is recomputed where each
+// element is needed; anything else goes through the shared scratch buffer:
+// bar.sync, every thread writes its held elements at their row-major index,
+// bar.sync, every thread reads the elements its new layout holds.
+#include "backend/nvptx/Lowerer.h"
+
+namespace fnk::nvptx::detail {
+
+namespace {
+
+/// Maps the multi-index `dst` of a broadcast result to the source multi-index.
+std::vector<llvm::Value*> broadcastSource(llvm::IRBuilder<>& b, const std::vector<llvm::Value*>& dst,
+                                          const std::vector<int64_t>& srcShape) {
+  std::vector<llvm::Value*> src(srcShape.size());
+  size_t off = dst.size() - srcShape.size();
+  for (size_t d = 0; d < srcShape.size(); ++d) src[d] = srcShape[d] == 1 ? b.getInt32(0) : dst[d + off];
+  return src;
+}
+
+}  // namespace
+
+TV Lowerer::relayout(const TV& src, const std::vector<int64_t>& dstShape,
+                     const std::function<llvm::Value*(llvm::Value*)>& srcIndex) {
+  TV out;
+  out.shape = dstShape;
+  out.dtype = src.dtype;
+  out.layout = layoutOf(dstShape);
+  out.regs.resize(static_cast<size_t>(out.layout.perThread()));
+  if (src.layout.uniform) {
+    for (auto& r : out.regs) r = src.regs[0];
+    return out;
+  }
+  llvm::Type* ty = memType(src.dtype);
+  int64_t bytes = static_cast<int64_t>(mod.getDataLayout().getTypeAllocSize(ty));
+  llvm::Value* buf = scratch(src.layout.elems * bytes);
+  barrier();  // earlier readers of the scratch buffer are done
+  for (size_t r = 0; r < src.regs.size(); ++r) {
+    llvm::Value* v = src.regs[r];
+    if (src.dtype == ir::DType::I1) v = b.CreateZExt(v, ty);
+    llvm::Value* e = elemIndex(src.layout, static_cast<int64_t>(r));
+    llvm::Value* valid = elemValid(src.layout, static_cast<int64_t>(r));
+    emitIf(valid, [&] { b.CreateAlignedStore(v, b.CreateGEP(ty, buf, e), llvm::Align(bytes)); });
+  }
+  barrier();
+  for (size_t r = 0; r < out.regs.size(); ++r) {
+    llvm::Value* e = elemIndex(out.layout, static_cast<int64_t>(r));
+    llvm::Value* s = srcIndex(e);
+    if (llvm::Value* valid = elemValid(out.layout, static_cast<int64_t>(r))) s = b.CreateSelect(valid, s, i32(0));
+    llvm::Value* v = b.CreateAlignedLoad(ty, b.CreateGEP(ty, buf, s), llvm::Align(bytes));
+    if (src.dtype == ir::DType::I1) v = b.CreateTrunc(v, b.getInt1Ty());
+    out.regs[r] = v;
+  }
+  // The trailing barrier is the leading one of the next use (see above).
+  return out;
+}
+
+llvm::Value* Lowerer::remat(const ir::Value* v, const std::vector<llvm::Value*>& coords, int depth) {
+  const ir::Type& t = v->type();
+  auto it = tiles.find(v);
+  if (it != tiles.end() && it->second.layout.uniform) return it->second.regs[0];
+  const ir::Operation* op = v->definingOp();
+  if (!op || depth > 12) return nullptr;
+  using K = ir::OpKind;
+  switch (op->kind()) {
+    case K::Constant: return it != tiles.end() ? it->second.regs[0] : nullptr;
+    case K::Arange: {
+      llvm::Value* e = b.CreateAdd(coords[0], i32(op->attrs().getInt("start")));
+      return b.CreateSExtOrTrunc(e, regType(t.dtype));
+    }
+    case K::Broadcast:
+      return remat(op->operand(0), broadcastSource(b, coords, op->operand(0)->type().shape), depth + 1);
+    case K::ExpandDims: {
+      std::vector<llvm::Value*> src = coords;
+      src.erase(src.begin() + op->attrs().getInt("axis"));
+      return remat(op->operand(0), src, depth + 1);
+    }
+    case K::Cast: case K::Add: case K::Sub: case K::Mul: case K::Div: case K::Rem: case K::Min:
+    case K::Max: case K::And: case K::Or: case K::Xor: case K::Shl: case K::Shr: case K::Cmp:
+    case K::Neg: case K::Not: case K::Abs: case K::Select: {
+      std::vector<llvm::Value*> in;
+      for (ir::Value* o : op->operands()) {
+        llvm::Value* x = remat(o, coords, depth + 1);
+        if (!x) return nullptr;
+        in.push_back(x);
+      }
+      return arith(*op, in);
+    }
+    default: return nullptr;
+  }
+}
+
+TV Lowerer::broadcastTo(const ir::Value* v, const std::vector<int64_t>& shape) {
+  const TV& src = tile(v);
+  if (src.shape == shape) return src;
+  TV out;
+  out.shape = shape;
+  out.dtype = src.dtype;
+  out.layout = layoutOf(shape);
+  out.regs.resize(static_cast<size_t>(out.layout.perThread()));
+  if (src.layout.uniform) {
+    for (auto& r : out.regs) r = src.regs[0];
+    return out;
+  }
+  // Same row-major order, same layout (a [1, N] source for an [N] result, say).
+  if (src.layout == out.layout && src.layout.elems == out.layout.elems) {
+    out.regs = src.regs;
+    return out;
+  }
+  bool ok = true;
+  for (size_t r = 0; ok && r < out.regs.size(); ++r) {
+    auto c = coordsOf(elemIndex(out.layout, static_cast<int64_t>(r)), shape);
+    out.regs[r] = remat(v, broadcastSource(b, c, src.shape));
+    ok = out.regs[r] != nullptr;
+  }
+  if (ok) return out;
+  const std::vector<int64_t> srcShape = src.shape;
+  return relayout(src, shape, [&](llvm::Value* e) { return linearize(broadcastSource(b, coordsOf(e, shape), srcShape), srcShape); });
+}
+
+Status Lowerer::lowerShape(const ir::Operation& op) {
+  const ir::Type& rt = op.result()->type();
+  const TV& src = tile(op.operand(0));
+  ir::TileLayout dl = layoutOf(rt.shape);
+  if (op.kind() == ir::OpKind::Broadcast) {
+    tiles[op.result()] = broadcastTo(op.operand(0), rt.shape);
+    return Status::ok();
+  }
+  if (op.kind() == ir::OpKind::Transpose) {
+    const ir::Attr* pa = op.attrs().get("perm");
+    const auto* perm = pa ? std::get_if<std::vector<int64_t>>(pa) : nullptr;
+    if (!perm || perm->size() != rt.shape.size()) return fail(op, "needs a 'perm' attribute");
+    std::vector<int64_t> p = *perm, srcShape = src.shape, dstShape = rt.shape;
+    tiles[op.result()] = relayout(src, rt.shape, [&](llvm::Value* e) {
+      auto dc = coordsOf(e, dstShape);
+      std::vector<llvm::Value*> sc(dc.size());
+      for (size_t k = 0; k < p.size(); ++k) sc[p[k]] = dc[k];
+      return linearize(sc, srcShape);
+    });
+    return Status::ok();
+  }
+  // expand_dims and reshape keep the row-major order of the elements.
+  if (src.layout == dl) {
+    TV tv = src;
+    tv.shape = rt.shape;
+    tiles[op.result()] = tv;
+    return Status::ok();
+  }
+  tiles[op.result()] = relayout(src, rt.shape, [](llvm::Value* e) { return e; });
+  return Status::ok();
+}
+
+}  // namespace fnk::nvptx::detail

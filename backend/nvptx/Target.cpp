@@ -1,0 +1,109 @@
+// LLVM's NVPTX target: initialization (once), the TargetMachine, the O3
+// optimization pipeline and PTX emission.
+#include <memory>
+#include <mutex>
+
+#include <llvm/Analysis/CGSCCPassManager.h>
+#include <llvm/Analysis/LoopAnalysisManager.h>
+#include <llvm/IR/LegacyPassManager.h>
+#include <llvm/IR/Module.h>
+#include <llvm/MC/TargetRegistry.h>
+#include <llvm/Passes/PassBuilder.h>
+#include <llvm/Support/TargetSelect.h>
+#include <llvm/Support/raw_ostream.h>
+#include <llvm/Target/TargetMachine.h>
+#include <llvm/Target/TargetOptions.h>
+#include <llvm/TargetParser/Triple.h>
+
+#include "backend/nvptx/Codegen.h"
+#include "backend/nvptx/Lowerer.h"
+
+extern "C" void LLVMInitializeNVPTXTargetInfo();
+extern "C" void LLVMInitializeNVPTXTarget();
+extern "C" void LLVMInitializeNVPTXTargetMC();
+extern "C" void LLVMInitializeNVPTXAsmPrinter();
+
+namespace fnk::nvptx {
+
+namespace {
+
+constexpr const char* kTriple = "nvptx64-nvidia-cuda";
+
+void initOnce() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    LLVMInitializeNVPTXTargetInfo();
+    LLVMInitializeNVPTXTarget();
+    LLVMInitializeNVPTXTargetMC();
+    LLVMInitializeNVPTXAsmPrinter();
+  });
+}
+
+Status makeTarget(const TargetOptions& opts, std::unique_ptr<llvm::TargetMachine>& tm) {
+  initOnce();
+  std::string err;
+  llvm::Triple triple(kTriple);
+  const llvm::Target* target = llvm::TargetRegistry::lookupTarget(triple, err);
+  if (!target) return Status::error("NVPTX target unavailable: " + err);
+  llvm::TargetOptions to;
+  tm.reset(target->createTargetMachine(triple, opts.arch, opts.features, to, llvm::Reloc::Static, std::nullopt,
+                                       llvm::CodeGenOptLevel::Aggressive));
+  if (!tm) return Status::error("cannot create an NVPTX target machine for " + opts.arch);
+  return Status::ok();
+}
+
+Status buildModule(const ir::Function& fn, const TargetOptions& opts, llvm::LLVMContext& ctx,
+                   std::unique_ptr<llvm::Module>& mod, std::unique_ptr<llvm::TargetMachine>& tm) {
+  if (Status s = makeTarget(opts, tm); !s) return s;
+  mod = std::make_unique<llvm::Module>(fn.name, ctx);
+  mod->setTargetTriple(llvm::Triple(kTriple));
+  mod->setDataLayout(tm->createDataLayout());
+  detail::Lowerer lowerer(*mod, fn);
+  if (Status s = lowerer.run(); !s) return s;
+  if (opts.optimize) {
+    llvm::LoopAnalysisManager lam;
+    llvm::FunctionAnalysisManager fam;
+    llvm::CGSCCAnalysisManager cgam;
+    llvm::ModuleAnalysisManager mam;
+    llvm::PassBuilder pb(tm.get());
+    pb.registerModuleAnalyses(mam);
+    pb.registerCGSCCAnalyses(cgam);
+    pb.registerFunctionAnalyses(fam);
+    pb.registerLoopAnalyses(lam);
+    pb.crossRegisterProxies(lam, fam, cgam, mam);
+    llvm::ModulePassManager mpm = pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3);
+    mpm.run(*mod, mam);
+  }
+  return Status::ok();
+}
+
+}  // namespace
+
+Status emitLLVM(const ir::Function& fn, const TargetOptions& opts, std::string& out) {
+  llvm::LLVMContext ctx;
+  std::unique_ptr<llvm::Module> mod;
+  std::unique_ptr<llvm::TargetMachine> tm;
+  if (Status s = buildModule(fn, opts, ctx, mod, tm); !s) return s;
+  out.clear();
+  llvm::raw_string_ostream os(out);
+  mod->print(os, nullptr);
+  os.flush();
+  return Status::ok();
+}
+
+Status emitPTX(const ir::Function& fn, const TargetOptions& opts, std::string& out) {
+  llvm::LLVMContext ctx;
+  std::unique_ptr<llvm::Module> mod;
+  std::unique_ptr<llvm::TargetMachine> tm;
+  if (Status s = buildModule(fn, opts, ctx, mod, tm); !s) return s;
+  llvm::SmallString<0> buf;
+  llvm::raw_svector_ostream os(buf);
+  llvm::legacy::PassManager pm;
+  if (tm->addPassesToEmitFile(pm, os, nullptr, llvm::CodeGenFileType::AssemblyFile))
+    return Status::error("kernel '" + fn.name + "': the NVPTX target cannot emit PTX");
+  pm.run(*mod);
+  out.assign(buf.begin(), buf.end());
+  return Status::ok();
+}
+
+}  // namespace fnk::nvptx

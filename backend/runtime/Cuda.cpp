@@ -1,0 +1,201 @@
+#include "backend/runtime/Cuda.h"
+
+#include <dlfcn.h>
+
+#include <mutex>
+
+namespace fnk::rt {
+
+namespace {
+
+// The few driver types fnk needs, declared here so that no CUDA header is
+// needed to build (their layout is the ABI of cuda.h 12/13).
+using CUresult = int;
+using CUdevice = int;
+using CUcontext = void*;
+using CUmodule = void*;
+using CUfunction = void*;
+using CUstream = void*;
+using CUevent = void*;
+
+struct LaunchAttribute {
+  int id;
+  char pad[8 - sizeof(int)];
+  union {
+    char raw[64];
+    struct {
+      unsigned x, y, z;
+    } clusterDim;
+  } value;
+};
+struct LaunchConfig {
+  unsigned gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes;
+  CUstream hStream;
+  LaunchAttribute* attrs;
+  unsigned numAttrs;
+};
+constexpr int kAttrClusterDimension = 4;
+constexpr int kDevAttrMultiprocessorCount = 16;
+
+struct Driver {
+  void* lib = nullptr;
+  CUresult (*cuInit)(unsigned);
+  CUresult (*cuDeviceGet)(CUdevice*, int);
+  CUresult (*cuDeviceGetCount)(int*);
+  CUresult (*cuDeviceGetName)(char*, int, CUdevice);
+  CUresult (*cuDevicePrimaryCtxRetain)(CUcontext*, CUdevice);
+  CUresult (*cuCtxSetCurrent)(CUcontext);
+  CUresult (*cuCtxSynchronize)();
+  CUresult (*cuMemAlloc_v2)(unsigned long long*, size_t);
+  CUresult (*cuMemFree_v2)(unsigned long long);
+  CUresult (*cuMemcpyHtoD_v2)(unsigned long long, const void*, size_t);
+  CUresult (*cuMemcpyDtoH_v2)(void*, unsigned long long, size_t);
+  CUresult (*cuMemsetD8_v2)(unsigned long long, unsigned char, size_t);
+  CUresult (*cuModuleLoadData)(CUmodule*, const void*);
+  CUresult (*cuModuleGetFunction)(CUfunction*, CUmodule, const char*);
+  CUresult (*cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, CUstream,
+                             void**, void**);
+  CUresult (*cuLaunchKernelEx)(const LaunchConfig*, CUfunction, void**, void**);
+  CUresult (*cuEventCreate)(CUevent*, unsigned);
+  CUresult (*cuEventRecord)(CUevent, CUstream);
+  CUresult (*cuEventSynchronize)(CUevent);
+  CUresult (*cuEventElapsedTime_v2)(float*, CUevent, CUevent);
+  CUresult (*cuEventDestroy_v2)(CUevent);
+  CUresult (*cuGetErrorName)(CUresult, const char**);
+  CUresult (*cuGetErrorString)(CUresult, const char**);
+};
+
+Driver g;
+std::string g_loadError;
+Device g_device;
+bool g_open = false;
+
+template <class F>
+bool resolve(F& f, const char* name) {
+  f = reinterpret_cast<F>(dlsym(g.lib, name));
+  if (!f) g_loadError = std::string("libcuda.so.1 lacks ") + name;
+  return f != nullptr;
+}
+
+bool loadDriver() {
+  g.lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (!g.lib) {
+    g_loadError = std::string("no CUDA driver (dlopen libcuda.so.1: ") + dlerror() + ")";
+    return false;
+  }
+#define R(n) resolve(g.n, #n)
+  return R(cuInit) && R(cuDeviceGet) && R(cuDeviceGetCount) && R(cuDeviceGetName) && R(cuDevicePrimaryCtxRetain) &&
+         R(cuCtxSetCurrent) && R(cuCtxSynchronize) && R(cuMemAlloc_v2) && R(cuMemFree_v2) && R(cuMemcpyHtoD_v2) &&
+         R(cuMemcpyDtoH_v2) && R(cuMemsetD8_v2) && R(cuModuleLoadData) && R(cuModuleGetFunction) && R(cuLaunchKernel) &&
+         R(cuLaunchKernelEx) && R(cuEventCreate) && R(cuEventRecord) && R(cuEventSynchronize) &&
+         R(cuEventElapsedTime_v2) && R(cuEventDestroy_v2) && R(cuGetErrorName) && R(cuGetErrorString);
+#undef R
+}
+
+}  // namespace
+
+Status Device::check(int rc, const char* call, const std::string& kernel) {
+  if (rc == 0) return Status::ok();
+  const char* nm = nullptr;
+  const char* msg = nullptr;
+  if (g.cuGetErrorName) g.cuGetErrorName(rc, &nm);
+  if (g.cuGetErrorString) g.cuGetErrorString(rc, &msg);
+  std::string who = kernel.empty() ? "" : "kernel '" + kernel + "': ";
+  return Status::error(who + call + " failed: " + (nm ? nm : "CUDA error " + std::to_string(rc)) +
+                       (msg ? std::string(" (") + msg + ")" : ""));
+}
+
+Status Device::open(Device*& out) {
+  static std::once_flag once;
+  static Status opened = Status::ok();
+  std::call_once(once, [] {
+    if (!loadDriver()) {
+      opened = Status::error(g_loadError);
+      return;
+    }
+    if (Status s = g_device.check(g.cuInit(0), "cuInit", ""); !s) {
+      opened = Status::error("no usable GPU: " + s.message());
+      return;
+    }
+    int n = 0;
+    if (g.cuDeviceGetCount(&n) != 0 || n == 0) {
+      opened = Status::error("no GPU found by the CUDA driver");
+      return;
+    }
+    CUdevice dev;
+    CUcontext ctx;
+    if (Status s = g_device.check(g.cuDeviceGet(&dev, 0), "cuDeviceGet", ""); !s) { opened = s; return; }
+    if (Status s = g_device.check(g.cuDevicePrimaryCtxRetain(&ctx, dev), "cuDevicePrimaryCtxRetain", ""); !s) { opened = s; return; }
+    if (Status s = g_device.check(g.cuCtxSetCurrent(ctx), "cuCtxSetCurrent", ""); !s) { opened = s; return; }
+    char name[256] = {0};
+    g.cuDeviceGetName(name, sizeof name, dev);
+    g_device.name_ = name;
+    g_open = true;
+  });
+  if (!opened) return opened;
+  out = &g_device;
+  return Status::ok();
+}
+
+Status Device::alloc(size_t bytes, DevPtr& out) { return check(g.cuMemAlloc_v2(&out, bytes ? bytes : 1), "cuMemAlloc", ""); }
+Status Device::free(DevPtr p) { return check(g.cuMemFree_v2(p), "cuMemFree", ""); }
+Status Device::copyToDevice(DevPtr dst, const void* src, size_t bytes) {
+  return bytes ? check(g.cuMemcpyHtoD_v2(dst, src, bytes), "cuMemcpyHtoD", "") : Status::ok();
+}
+Status Device::copyToHost(void* dst, DevPtr src, size_t bytes) {
+  return bytes ? check(g.cuMemcpyDtoH_v2(dst, src, bytes), "cuMemcpyDtoH", "") : Status::ok();
+}
+Status Device::fill(DevPtr dst, uint8_t byte, size_t bytes) {
+  return bytes ? check(g.cuMemsetD8_v2(dst, byte, bytes), "cuMemsetD8", "") : Status::ok();
+}
+
+Status Device::load(const std::string& image, const std::string& kernel, Kernel& out) {
+  CUmodule m = nullptr;
+  if (Status s = check(g.cuModuleLoadData(&m, image.c_str()), "cuModuleLoadData", kernel); !s) return s;
+  CUfunction f = nullptr;
+  if (Status s = check(g.cuModuleGetFunction(&f, m, kernel.c_str()), "cuModuleGetFunction", kernel); !s) return s;
+  out.module = m;
+  out.function = f;
+  out.name = kernel;
+  return Status::ok();
+}
+
+Status Device::launch(const Kernel& k, const unsigned grid[3], unsigned block, const unsigned cluster[3], void** params) {
+  if (grid[0] == 0 || grid[1] == 0 || grid[2] == 0) return Status::ok();  // an empty grid runs nothing
+  if (cluster[0] * cluster[1] * cluster[2] <= 1)
+    return check(g.cuLaunchKernel(k.function, grid[0], grid[1], grid[2], block, 1, 1, 0, nullptr, params, nullptr),
+                 "cuLaunchKernel", k.name);
+  LaunchAttribute attr{};
+  attr.id = kAttrClusterDimension;
+  attr.value.clusterDim.x = cluster[0];
+  attr.value.clusterDim.y = cluster[1];
+  attr.value.clusterDim.z = cluster[2];
+  LaunchConfig cfg{grid[0], grid[1], grid[2], block, 1, 1, 0, nullptr, &attr, 1};
+  return check(g.cuLaunchKernelEx(&cfg, k.function, params, nullptr), "cuLaunchKernelEx", k.name);
+}
+
+Status Device::sync(const std::string& kernel) { return check(g.cuCtxSynchronize(), "cuCtxSynchronize", kernel); }
+
+Status Device::time(const std::string& kernel, int launches, const std::function<Status()>& launch, std::vector<float>& ms) {
+  std::vector<CUevent> ev(static_cast<size_t>(launches) + 1);
+  for (auto& e : ev)
+    if (Status s = check(g.cuEventCreate(&e, 0), "cuEventCreate", kernel); !s) return s;
+  Status st = Status::ok();
+  for (int i = 0; i < launches && st; ++i) {
+    st = check(g.cuEventRecord(ev[i], nullptr), "cuEventRecord", kernel);
+    if (st) st = launch();
+  }
+  if (st) st = check(g.cuEventRecord(ev[launches], nullptr), "cuEventRecord", kernel);
+  if (st) st = check(g.cuEventSynchronize(ev[launches]), "cuEventSynchronize", kernel);
+  if (st) st = sync(kernel);
+  ms.clear();
+  for (int i = 0; i < launches && st; ++i) {
+    float t = 0;
+    st = check(g.cuEventElapsedTime_v2(&t, ev[i], ev[i + 1]), "cuEventElapsedTime", kernel);
+    ms.push_back(t);
+  }
+  for (auto& e : ev) g.cuEventDestroy_v2(e);
+  return st;
+}
+
+}  // namespace fnk::rt

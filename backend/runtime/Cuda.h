@@ -1,0 +1,53 @@
+// The CUDA driver API, loaded at run time with dlopen("libcuda.so.1") so that
+// fnk builds and starts on machines without a driver. Entry points are
+// resolved by the exact symbols cuda.h's macros name (cuMemAlloc_v2, ...):
+// shared/docs/TOOLCHAIN.md explains why cuGetProcAddress is a trap here.
+// Every failing call becomes a Status that names the call, the CUDA error and
+// the kernel it was for.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "support/Status.h"
+
+namespace fnk::rt {
+
+using DevPtr = unsigned long long;
+
+struct Kernel {
+  void* module = nullptr;    // CUmodule
+  void* function = nullptr;  // CUfunction
+  std::string name;
+};
+
+class Device {
+public:
+  /// The first GPU, with its primary context current on this thread. A
+  /// machine without libcuda.so.1 or without a GPU gets a clear error.
+  static Status open(Device*& out);
+
+  std::string name() const { return name_; }
+  Status alloc(size_t bytes, DevPtr& out);
+  Status free(DevPtr p);
+  Status copyToDevice(DevPtr dst, const void* src, size_t bytes);
+  Status copyToHost(void* dst, DevPtr src, size_t bytes);
+  Status fill(DevPtr dst, uint8_t byte, size_t bytes);
+  /// Loads a cubin or PTX image and finds `kernel` in it.
+  Status load(const std::string& image, const std::string& kernel, Kernel& out);
+  /// Launches with `block` threads; cluster dims > 1 use cuLaunchKernelEx.
+  Status launch(const Kernel& k, const unsigned grid[3], unsigned block, const unsigned cluster[3], void** params);
+  /// Waits for the device; a fault in `kernel` is reported with its name.
+  Status sync(const std::string& kernel);
+  /// Times `launches` back-to-back launches of `launch`, each between two
+  /// events; returns the milliseconds of each.
+  Status time(const std::string& kernel, int launches, const std::function<Status()>& launch, std::vector<float>& ms);
+
+private:
+  Status check(int rc, const char* call, const std::string& kernel);
+  std::string name_;
+};
+
+}  // namespace fnk::rt

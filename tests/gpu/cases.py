@@ -1,0 +1,72 @@
+"""GPU test cases: every stdlib kernel and example, with input makers.
+
+Each case returns (file, kernel, consts, inputs, outputs, scalars, dims) for a
+shape; inputs are float64 numpy arrays (written as float32/int .npy; fnk
+rounds them to the parameter dtype). Inputs are fresh random values, never
+zeros; rstd/mean inputs of backward kernels are computed from x so they are
+realistic."""
+import numpy as np
+
+
+def cdiv(a, b):
+    return (a + b - 1) // b
+
+
+def _rstd(x, eps=1e-5):
+    return 1.0 / np.sqrt((x * x).mean(-1) + eps)
+
+
+def _mean_rstd(x, eps=1e-5):
+    mu = x.mean(-1)
+    return mu, 1.0 / np.sqrt(((x - mu[..., None]) ** 2).mean(-1) + eps)
+
+
+def rmsnorm_cases(rng, M, N):
+    x = rng.standard_normal((M, N))
+    w = rng.standard_normal(N)
+    dy = rng.standard_normal((M, N))
+    P = cdiv(M, 4)
+    yield ("stdlib/norm/rmsnorm.fnk", "rmsnorm_fwd", {"x": x, "w": w}, ["y", "rstd"], {"eps": 1e-5}, {})
+    yield ("stdlib/norm/rmsnorm.fnk", "rmsnorm_bwd", {"x": x, "w": w, "dy": dy, "rstd": _rstd(x)},
+           ["dx", "dw_partial"], {}, {"P": P})
+    yield ("stdlib/norm/rmsnorm.fnk", "rmsnorm_bwd_dw", {"partial": rng.standard_normal((P, N))}, ["dw"], {}, {})
+    mu, r = _mean_rstd(x)
+    b = rng.standard_normal(N)
+    yield ("stdlib/norm/layernorm.fnk", "layernorm_fwd", {"x": x, "w": w, "b": b}, ["y", "mean", "rstd"],
+           {"eps": 1e-5}, {})
+    yield ("stdlib/norm/layernorm.fnk", "layernorm_bwd", {"x": x, "w": w, "dy": dy, "mean": mu, "rstd": r},
+           ["dx", "dw_partial", "db_partial"], {}, {"P": P})
+    yield ("stdlib/norm/layernorm.fnk", "layernorm_bwd_dwdb",
+           {"dw_partial": rng.standard_normal((P, N)), "db_partial": rng.standard_normal((P, N))}, ["dw", "db"], {}, {})
+    yield ("examples/wide_rmsnorm.fnk", "wide_rmsnorm_fwd", {"x": x, "w": w}, ["y", "rstd"], {"eps": 1e-5}, {})
+
+
+def dit_cases(rng, B, S, H):
+    x = rng.standard_normal((B, S, H))
+    w, b = rng.standard_normal(H), rng.standard_normal(H)
+    scale, shift = 0.1 * rng.standard_normal((B, H)), rng.standard_normal((B, H))
+    dy = rng.standard_normal((B, S, H))
+    mu, r = _mean_rstd(x)
+    SB = cdiv(S, 8)
+    yield ("examples/dit_modulate.fnk", "dit_modulate_fwd",
+           {"x": x, "w": w, "b": b, "scale": scale, "shift": shift}, ["y", "mean", "rstd"], {"eps": 1e-5}, {})
+    yield ("examples/dit_modulate.fnk", "dit_modulate_bwd",
+           {"x": x, "w": w, "b": b, "scale": scale, "dy": dy, "mean": mu, "rstd": r},
+           ["dx", "pscale", "pshift", "pw", "pb"], {}, {"SB": SB})
+    p = {k: rng.standard_normal((B, SB, H)) for k in ("pscale", "pshift", "pw", "pb")}
+    yield ("examples/dit_modulate.fnk", "dit_modulate_bwd_reduce", p, ["dscale", "dshift", "dw", "db"], {}, {})
+
+
+def all_cases(quick=False):
+    rng = np.random.default_rng(1234)
+    Ns = [1000, 4096] if quick else [1, 7, 1000, 4096, 8192]
+    Ms = [3] if quick else [1, 7, 64]
+    for T in ("bf16", "f32"):
+        for N in Ns:
+            for M in Ms:
+                for c in rmsnorm_cases(rng, M, N):
+                    yield (T, f"M={M} N={N}") + c
+        if not quick:
+            for (B, S, H) in [(2, 5, 7), (2, 9, 1000), (1, 3, 1024)]:
+                for c in dit_cases(rng, B, S, H):
+                    yield (T, f"B={B} S={S} H={H}") + c

@@ -1,0 +1,30 @@
+#include "tools/GpuEmit.h"
+
+#include "backend/cubin/Cubin.h"
+#include "backend/nvptx/Codegen.h"
+#include "ir/passes/Layout.h"
+#include "support/Diagnostics.h"
+
+namespace fnk::tools {
+
+Status emitGpu(ir::Module& m, const std::string& kind, std::string& out, const std::string& arch) {
+  if (m.functions.size() != 1) {
+    std::string names;
+    for (const auto& f : m.functions) names += (names.empty() ? "" : ", ") + f->name;
+    return Status::error("--emit=" + kind + " compiles one kernel; choose it with -k (" + names + ")");
+  }
+  const ir::Function& fn = *m.functions.front();
+  nvptx::TargetOptions opts;
+  opts.arch = arch;
+  if (kind == "llvm") return nvptx::emitLLVM(fn, opts, out);
+  std::string ptx;
+  if (Status s = nvptx::emitPTX(fn, opts, ptx); !s) return s;
+  if (kind == "ptx") {
+    out = std::move(ptx);
+    return Status::ok();
+  }
+  if (kind == "cubin") return cubin::assemble(ptx, arch, fn.name, out);
+  return Status::error("unknown GPU output '" + kind + "'");
+}
+
+}  // namespace fnk::tools

@@ -1,0 +1,16 @@
+// The GPU paths of the command-line tools, kept out of fnkc.cpp and fnk.cpp so
+// those stay small: `fnkc --emit=llvm|ptx|cubin` and `fnk run --device gpu`
+// (tools/GpuRun.cpp). Built only when FNK_GPU is on (FNK_HAVE_GPU).
+#pragma once
+#include <string>
+
+#include "ir/IR.h"
+#include "support/Status.h"
+
+namespace fnk::tools {
+
+/// Emits `kind` (llvm, ptx or cubin) for the one kernel of `m` (after the
+/// pipeline) into `out`. `arch` defaults to sm_90a.
+Status emitGpu(ir::Module& m, const std::string& kind, std::string& out, const std::string& arch = "sm_90a");
+
+}  // namespace fnk::tools
