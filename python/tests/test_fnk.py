@@ -98,7 +98,7 @@ def test_layernorm_fwd_bwd(rms):
     p = -(-m // rows)
     dx = np.zeros((m, n), np.float32)
     dwp, dbp = np.zeros((p, n), np.float32), np.zeros((p, n), np.float32)
-    ln.layernorm_bwd(x, w, dy, mean, rstd, dx, dwp, dbp, BLOCK_N=128, ROWS=rows)
+    ln.layernorm_bwd(x, w, dy, mean, rstd, dx, dwp, dbp, BLOCK_N=128)
     dw, db = np.zeros(n, np.float32), np.zeros(n, np.float32)
     ln.layernorm_bwd_dwdb(dwp, dbp, dw, db, BLOCK_N=64, BLOCK_P=2)
     g = dy.astype(np.float64) * w

@@ -185,7 +185,7 @@ struct NormCase {
   int64_t M, N;
   DType T;
   int blockN;  // 0: the kernel's default
-  int rows;    // the backward's ROWS; 0: default
+  int rows;    // rows per backward CTA, which sets P = cdiv(M, rows); 0: 4
 };
 
 std::string caseName(const ::testing::TestParamInfo<NormCase>& info) {
@@ -273,7 +273,7 @@ TEST_P(NormTest, RmsnormBwd) {
   }
   HostArray dx = makeArray(c.T, {M, N}), partial = makeArray(DType::F32, {P, N}), dw = makeArray(c.T, {N});
   const Compiled& bwd =
-      compile("stdlib/norm/rmsnorm.fnk", "rmsnorm_bwd", consts(c.T, {{"BLOCK_N", c.blockN}, {"ROWS", c.rows}}));
+      compile("stdlib/norm/rmsnorm.fnk", "rmsnorm_bwd", consts(c.T, {{"BLOCK_N", c.blockN}}));
   ASSERT_TRUE(runKernel(bwd, {{"x", &x}, {"w", &w}, {"dy", &dy}, {"rstd", &rstd}, {"dx", &dx}, {"dw_partial", &partial}}));
   const Compiled& red = compile("stdlib/norm/rmsnorm.fnk", "rmsnorm_bwd_dw", consts(c.T, {}));
   ASSERT_TRUE(runKernel(red, {{"partial", &partial}, {"dw", &dw}}));
@@ -352,7 +352,7 @@ TEST_P(NormTest, LayernormBwd) {
   HostArray dx = makeArray(c.T, {M, N}), pw = makeArray(DType::F32, {P, N}), pb = makeArray(DType::F32, {P, N});
   HostArray dw = makeArray(c.T, {N}), db = makeArray(c.T, {N});
   const Compiled& bwd =
-      compile("stdlib/norm/layernorm.fnk", "layernorm_bwd", consts(c.T, {{"BLOCK_N", c.blockN}, {"ROWS", c.rows}}));
+      compile("stdlib/norm/layernorm.fnk", "layernorm_bwd", consts(c.T, {{"BLOCK_N", c.blockN}}));
   ASSERT_TRUE(runKernel(bwd, {{"x", &x}, {"w", &w}, {"dy", &dy}, {"mean", &mean}, {"rstd", &rstd}, {"dx", &dx},
                               {"dw_partial", &pw}, {"db_partial", &pb}}));
   const Compiled& red = compile("stdlib/norm/layernorm.fnk", "layernorm_bwd_dwdb", consts(c.T, {}));
@@ -416,7 +416,7 @@ struct DitCase {
   int64_t B, S, H;
   DType T;
   int blockH;  // 0: default (1024)
-  int rows;    // the backward's ROWS; 0: default (8)
+  int rows;    // rows per backward CTA, which sets SB = cdiv(S, rows); 0: 8
 };
 
 std::string ditName(const ::testing::TestParamInfo<DitCase>& info) {
@@ -524,7 +524,7 @@ TEST_P(DitTest, Bwd) {
   HostArray dscale = makeArray(c.T, {B, H}), dshift = makeArray(c.T, {B, H});
   HostArray dw = makeArray(c.T, {H}), db = makeArray(c.T, {H});
   const Compiled& bwd =
-      compile("examples/dit_modulate.fnk", "dit_modulate_bwd", consts(c.T, {{"BLOCK_H", c.blockH}, {"ROWS", c.rows}}));
+      compile("examples/dit_modulate.fnk", "dit_modulate_bwd", consts(c.T, {{"BLOCK_H", c.blockH}}));
   ASSERT_TRUE(runKernel(bwd, {{"x", &in.x},
                               {"w", &in.w},
                               {"b", &in.b},
