@@ -29,6 +29,12 @@ std::optional<DType> Elaborator::dtypeArg(const EVal& v) {
   return v.dtype;
 }
 
+std::optional<DType> Elaborator::resolveDType(const std::string& name) const {
+  if (auto it = consts_.find(name); it != consts_.end())
+    return it->second.kind == EVal::Kind::DType ? std::optional<DType>(it->second.dtype) : std::nullopt;
+  return ir::parseDType(name);
+}
+
 std::optional<std::vector<int64_t>> Elaborator::shapeArg(const EVal& v) {
   std::vector<int64_t> s;
   if (v.kind == EVal::Kind::Tuple) {

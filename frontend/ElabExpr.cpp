@@ -513,9 +513,7 @@ EVal Elaborator::expr(const ast::Expr& e) {
     }
     case ast::Expr::Kind::Shared: {
       const auto& se = static_cast<const ast::SharedExpr&>(e);
-      auto t = consts_.count(se.dtype) && consts_[se.dtype].kind == EVal::Kind::DType
-                   ? std::optional<DType>(consts_[se.dtype].dtype)
-                   : ir::parseDType(se.dtype);
+      auto t = resolveDType(se.dtype);
       if (!t) {
         diags_.error(se.dtypeRange, "unknown element type '" + se.dtype + "'");
         return EVal::error();

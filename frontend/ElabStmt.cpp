@@ -49,9 +49,7 @@ void Elaborator::stmt(const ast::Stmt& s) {
       }
       if (l.type && !v.isError()) {
         // A type annotation checks the value; constants adopt the annotated scalar dtype.
-        auto dt = consts_.count(l.type->dtype) && consts_[l.type->dtype].kind == EVal::Kind::DType
-                      ? std::optional<ir::DType>(consts_[l.type->dtype].dtype)
-                      : ir::parseDType(l.type->dtype);
+        auto dt = resolveDType(l.type->dtype);
         if (!dt) diags_.error(l.type->dtypeRange, "unknown type '" + l.type->dtype + "'");
         else if (l.type->kind == ast::TypeExpr::Kind::Tensor)
           diags_.error(l.type->range, "a local cannot have a tensor type");

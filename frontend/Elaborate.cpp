@@ -93,9 +93,7 @@ bool Elaborator::bindParams(ir::Function& f, const ast::FuncDecl& k) {
       ok = false;
       continue;
     }
-    std::optional<DType> dt = consts_.count(t.dtype) && consts_[t.dtype].kind == EVal::Kind::DType
-                                  ? std::optional<DType>(consts_[t.dtype].dtype)
-                                  : ir::parseDType(t.dtype);
+    std::optional<DType> dt = resolveDType(t.dtype);
     if (!dt) {
       diags_.error(t.dtypeRange, "unknown element type '" + t.dtype + "'");
       ok = false;
@@ -208,9 +206,7 @@ void Elaborator::launch(ir::Function& f, const ast::FuncDecl& k) {
 EVal Elaborator::typeCheckParam(const ast::Param& p, EVal v) {
   const ast::TypeExpr& t = p.type;
   if (t.dtype.empty() || v.isError()) return v;  // untyped helper parameter
-  auto dt = consts_.count(t.dtype) && consts_[t.dtype].kind == EVal::Kind::DType
-                ? std::optional<DType>(consts_[t.dtype].dtype)
-                : ir::parseDType(t.dtype);
+  auto dt = resolveDType(t.dtype);
   if (!dt) {
     diags_.error(t.dtypeRange, "unknown element type '" + t.dtype + "'");
     return EVal::error();

@@ -81,6 +81,8 @@ public:
   ir::Value* emit(ir::OpKind k, SourceRange r, std::vector<ir::Value*> ops, ir::Type result, ir::AttrDict a = {});
   std::optional<int64_t> constInt(const EVal& v, const char* what);
   std::optional<ir::DType> dtypeArg(const EVal& v);
+  /// An element type named in a type: a dtype const parameter or a dtype name.
+  std::optional<ir::DType> resolveDType(const std::string& name) const;
   std::optional<std::vector<int64_t>> shapeArg(const EVal& v);
   std::string typeStr(const EVal& v) const;
 
