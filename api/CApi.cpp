@@ -8,7 +8,7 @@
 #include "backend/interp/Binding.h"
 #include "frontend/KernelCache.h"
 #include "ir/Printer.h"
-#include "support/Float.h"
+#include "support/Elements.h"
 #include "support/Stack.h"
 
 using namespace fnk;
@@ -99,40 +99,8 @@ struct MemView {
   ir::DType dtype;
   std::vector<int64_t> shape, strides;
 
-  double get(int64_t off) const {
-    const char* p = base + off * ir::byteSize(dtype);
-    switch (dtype) {
-      case ir::DType::F32: { float v; std::memcpy(&v, p, 4); return v; }
-      case ir::DType::F64: { double v; std::memcpy(&v, p, 8); return v; }
-      case ir::DType::F16: { uint16_t v; std::memcpy(&v, p, 2); return f16FromBits(v); }
-      case ir::DType::BF16: { uint16_t v; std::memcpy(&v, p, 2); return bf16FromBits(v); }
-      case ir::DType::I8: return *reinterpret_cast<const int8_t*>(p);
-      case ir::DType::I16: { int16_t v; std::memcpy(&v, p, 2); return v; }
-      case ir::DType::I32: { int32_t v; std::memcpy(&v, p, 4); return v; }
-      case ir::DType::I64: { int64_t v; std::memcpy(&v, p, 8); return static_cast<double>(v); }
-      case ir::DType::U8: return *reinterpret_cast<const uint8_t*>(p);
-      case ir::DType::U32: { uint32_t v; std::memcpy(&v, p, 4); return v; }
-      case ir::DType::I1: return *reinterpret_cast<const uint8_t*>(p) != 0;
-    }
-    return 0;
-  }
-  void set(int64_t off, double v) const {
-    char* p = base + off * ir::byteSize(dtype);
-    v = roundToDType(v, dtype);
-    switch (dtype) {
-      case ir::DType::F32: { float x = static_cast<float>(v); std::memcpy(p, &x, 4); break; }
-      case ir::DType::F64: std::memcpy(p, &v, 8); break;
-      case ir::DType::F16: { uint16_t x = f16Bits(v); std::memcpy(p, &x, 2); break; }
-      case ir::DType::BF16: { uint16_t x = bf16Bits(v); std::memcpy(p, &x, 2); break; }
-      case ir::DType::I8: *reinterpret_cast<int8_t*>(p) = static_cast<int8_t>(v); break;
-      case ir::DType::I16: { int16_t x = static_cast<int16_t>(v); std::memcpy(p, &x, 2); break; }
-      case ir::DType::I32: { int32_t x = static_cast<int32_t>(v); std::memcpy(p, &x, 4); break; }
-      case ir::DType::I64: { int64_t x = static_cast<int64_t>(v); std::memcpy(p, &x, 8); break; }
-      case ir::DType::U8: *reinterpret_cast<uint8_t*>(p) = static_cast<uint8_t>(v); break;
-      case ir::DType::U32: { uint32_t x = static_cast<uint32_t>(v); std::memcpy(p, &x, 4); break; }
-      case ir::DType::I1: *reinterpret_cast<uint8_t*>(p) = v != 0; break;
-    }
-  }
+  double get(int64_t off) const { return loadElement(base + off * elementBytes(dtype), dtype); }
+  void set(int64_t off, double v) const { storeElement(base + off * elementBytes(dtype), dtype, v); }
   /// Calls f(linear row-major index, element offset) for every element.
   template <typename F>
   void forEach(F&& f) const {

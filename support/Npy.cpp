@@ -1,5 +1,7 @@
 #include "support/Npy.h"
 
+#include "support/Elements.h"
+
 #include <bit>
 #include <cctype>
 #include <cstring>
@@ -7,6 +9,7 @@
 #include <iterator>
 #include <sstream>
 
+#include "support/Elements.h"
 #include "support/Float.h"
 
 static_assert(std::endian::native == std::endian::little, "the .npy reader assumes a little-endian host");
@@ -190,23 +193,7 @@ Status parseNpy(const std::string& bytes, const std::string& name, HostArray& ou
   out.shape = std::move(shape);
   out.data.resize(static_cast<size_t>(count));
   const char* p = bytes.data() + dataStart;
-  for (int64_t i = 0; i < count; ++i, p += item) {
-    double v = 0;
-    switch (dtype) {
-      case ir::DType::F64: v = readLe<double>(p); break;
-      case ir::DType::F32: v = readLe<float>(p); break;
-      case ir::DType::F16: v = f16FromBits(readLe<uint16_t>(p)); break;
-      case ir::DType::BF16: v = bf16FromBits(readLe<uint16_t>(p)); break;
-      case ir::DType::I64: v = static_cast<double>(readLe<int64_t>(p)); break;
-      case ir::DType::I32: v = readLe<int32_t>(p); break;
-      case ir::DType::I16: v = readLe<int16_t>(p); break;
-      case ir::DType::I8: v = readLe<int8_t>(p); break;
-      case ir::DType::U8: v = readLe<uint8_t>(p); break;
-      case ir::DType::U32: v = readLe<uint32_t>(p); break;
-      case ir::DType::I1: v = *p != 0 ? 1 : 0; break;
-    }
-    out.data[i] = v;
-  }
+  for (int64_t i = 0; i < count; ++i, p += item) out.data[i] = loadElement(p, dtype);
   return Status::ok();
 }
 
@@ -248,24 +235,9 @@ Status writeNpy(const std::string& path, ir::DType dtype, const std::vector<int6
   if (v2) appendLe<uint32_t>(out, static_cast<uint32_t>(header.size()));
   else appendLe<uint16_t>(out, static_cast<uint16_t>(header.size()));
   out += header;
-  out.reserve(out.size() + data.size() * ir::byteSize(dtype));
-  for (double x : data) {
-    double v = roundToDType(x, dtype);
-    switch (dtype) {
-      case ir::DType::F64: appendLe<double>(out, v); break;
-      case ir::DType::F32: appendLe<float>(out, static_cast<float>(v)); break;
-      case ir::DType::F16: appendLe<uint16_t>(out, f16Bits(v)); break;
-      case ir::DType::BF16: appendLe<uint16_t>(out, bf16Bits(v)); break;
-      // roundToDType wrapped v into range, so these conversions are defined.
-      case ir::DType::I64: appendLe<int64_t>(out, static_cast<int64_t>(v)); break;
-      case ir::DType::I32: appendLe<int32_t>(out, static_cast<int32_t>(v)); break;
-      case ir::DType::I16: appendLe<int16_t>(out, static_cast<int16_t>(v)); break;
-      case ir::DType::I8: appendLe<int8_t>(out, static_cast<int8_t>(v)); break;
-      case ir::DType::U8: appendLe<uint8_t>(out, static_cast<uint8_t>(v)); break;
-      case ir::DType::U32: appendLe<uint32_t>(out, static_cast<uint32_t>(v)); break;
-      case ir::DType::I1: out += static_cast<char>(v != 0 ? 1 : 0); break;
-    }
-  }
+  size_t item = static_cast<size_t>(elementBytes(dtype)), at = out.size();
+  out.resize(at + data.size() * item);
+  for (size_t i = 0; i < data.size(); ++i) storeElement(&out[at + i * item], dtype, data[i]);
   std::ofstream f(path, std::ios::binary | std::ios::trunc);
   if (!f) return Status::error(path + ": cannot open file for writing");
   f.write(out.data(), static_cast<std::streamsize>(out.size()));
