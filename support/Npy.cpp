@@ -1,7 +1,5 @@
 #include "support/Npy.h"
 
-#include "support/Elements.h"
-
 #include <bit>
 #include <cctype>
 #include <cstring>
