@@ -3,6 +3,8 @@
 // held register) and the helpers every other part of the lowering uses.
 #include "backend/nvptx/Lowerer.h"
 
+#include <cstdlib>
+
 #include <llvm/IR/IntrinsicsNVPTX.h>
 #include <llvm/IR/Verifier.h>
 #include <llvm/Support/raw_ostream.h>
@@ -165,6 +167,9 @@ Status Lowerer::run() {
   kernel = llvm::Function::Create(fty, llvm::GlobalValue::ExternalLinkage, fn.name, mod);
   kernel->setCallingConv(llvm::CallingConv::PTX_Kernel);
   kernel->addFnAttr("nvvm.maxntid", std::to_string(T));
+  // Experiment knob (FNK_MINCTAS=N): ask ptxas for N resident CTAs per SM
+  // (.minnctapersm), which caps registers at 65536 / (N * T).
+  if (const char* e = std::getenv("FNK_MINCTAS"); e && std::atoi(e) > 0) kernel->addFnAttr("nvvm.minctasm", e);
   auto c = fn.cluster();
   if (c.size() == 3 && c[0] * c[1] * c[2] > 1)
     kernel->addFnAttr("nvvm.cluster_dim", std::to_string(c[0]) + "," + std::to_string(c[1]) + "," + std::to_string(c[2]));
@@ -319,6 +324,18 @@ Status Lowerer::lowerOp(const ir::Operation& op) {
   return fail(op, "internal error: op kind out of range");
 }
 
+namespace {
+bool hasLoad(const ir::Block& blk) {
+  for (const auto& op : blk.ops()) {
+    if (op->kind() == ir::OpKind::Load) return true;
+    for (unsigned r = 0; r < op->numRegions(); ++r)
+      for (const auto& nb : op->region(r).blocks())
+        if (hasLoad(*nb)) return true;
+  }
+  return false;
+}
+}  // namespace
+
 Status Lowerer::lowerFor(const ir::Operation& op) {
   const ir::Block& body = op.region(0).front();
   llvm::Value* lo = tile(op.operand(0)).regs[0];
@@ -355,7 +372,22 @@ Status Lowerer::lowerFor(const ir::Operation& op) {
   if (yielded.size() != carried.size()) return fail(op, "body yields the wrong number of values");
   llvm::Value* next = b.CreateAdd(iv, step, "iv.next");
   llvm::BasicBlock* latch = b.GetInsertBlock();
-  b.CreateBr(header);
+  llvm::BranchInst* back = b.CreateBr(header);
+  static const int unroll = [] {
+    const char* e = std::getenv("FNK_UNROLL");
+    return e ? std::atoi(e) : 1;
+  }();
+  if (unroll > 1 && hasLoad(body)) {
+    // Experiment knob (FNK_UNROLL=N): N iterations' loads in flight per thread.
+    // v0 measurement (docs/perf-notes.md): N=2 raised registers 27 -> 48 and
+    // made rmsnorm_fwd slower, so it is off by default.
+    llvm::Metadata* count[] = {llvm::MDString::get(ctx, "llvm.loop.unroll.count"),
+                               llvm::ConstantAsMetadata::get(b.getInt32(static_cast<uint32_t>(unroll)))};
+    llvm::Metadata* ops[] = {nullptr, llvm::MDNode::get(ctx, count)};
+    llvm::MDNode* loopId = llvm::MDNode::getDistinct(ctx, ops);
+    loopId->replaceOperandWith(0, loopId);
+    back->setMetadata(llvm::LLVMContext::MD_loop, loopId);
+  }
   iv->addIncoming(next, latch);
   for (size_t i = 0; i < carried.size(); ++i)
     for (size_t r = 0; r < phis[i].size(); ++r) phis[i][r]->addIncoming(yielded[i].regs[r], latch);

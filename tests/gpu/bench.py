@@ -55,13 +55,15 @@ def main():
     for kernel, file, ins, outs, nbytes in (
             ("rmsnorm_fwd", "stdlib/norm/rmsnorm.fnk", ("x", "w"), ("y", "rstd"), bytes_rms),
             ("layernorm_fwd", "stdlib/norm/layernorm.fnk", ("x", "w", "b"), ("y", "mean", "rstd"), bytes_ln)):
-        for bn in (1024, 2048, 4096):
+        for bn in [int(v) for v in os.environ.get("FNK_BENCH_BLOCKS", "1024,2048,4096").split(",")]:
             us, text = fnk_bench(fnk, root, outdir, file, kernel, {k: paths[k] for k in ins}, outs, {"BLOCK_N": bn, "T": "bf16"})
             print(f"fnk {kernel} BLOCK_N={bn}: " + (text if us else "FAILED " + text), flush=True)
             if us:
                 rows.append((kernel, f"fnk BLOCK_N={bn}", us, nbytes / us / 1e3))
                 fnk_best[kernel] = min(fnk_best.get(kernel, 1e30), us)
     try:
+        if os.environ.get("FNK_BENCH_TORCH", "1") == "0":
+            raise RuntimeError("FNK_BENCH_TORCH=0")
         import torch
         import torch.nn.functional as F
         x = torch.randn(M, N, device="cuda", dtype=torch.bfloat16)
