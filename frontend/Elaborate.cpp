@@ -150,6 +150,29 @@ void Elaborator::enterRegion(ir::Block& entry, const ast::FuncDecl& k) {
   }
 }
 
+void Elaborator::requirement(const ast::NamedArg& na, const EVal& v) {
+  // `requires = cond` (or a tuple of conditions): checked at every launch,
+  // before anything runs; a condition known false now is an error now.
+  const std::string& text = program_.sources().text(na.value->range.begin.file);
+  for (const EVal& c : v.kind == EVal::Kind::Tuple ? v.elems : std::vector<EVal>{v}) {
+    SourceRange r = c.range.valid() ? c.range : na.value->range;
+    std::string what = text.substr(r.begin.offset, r.end - r.begin.offset);
+    if (c.kind == EVal::Kind::Bool) {
+      if (!c.b) diags_.error(r, "launch requirement '" + what + "' is false for these const values");
+      continue;
+    }
+    ir::Value* cv = toValue(c);
+    if (!cv) continue;
+    if (!cv->type().isScalar() || cv->type().dtype != DType::I1) {
+      diags_.error(r, "a launch requirement must be a bool scalar, got " + cv->type().str());
+      continue;
+    }
+    ir::AttrDict a;
+    a.set("message", what);
+    builder_.create(OpKind::LaunchCheck, r, {cv}, {}, a);
+  }
+}
+
 void Elaborator::launch(ir::Function& f, const ast::FuncDecl& k) {
   ir::Block& entry = f.launch.addBlock();
   for (const auto& p : f.params) entry.addArgument(p.type, p.name);
@@ -165,6 +188,10 @@ void Elaborator::launch(ir::Function& f, const ast::FuncDecl& k) {
     }
     EVal v = expr(*na.value);
     if (v.isError()) continue;
+    if (na.name == "requires") {
+      requirement(na, v);
+      continue;
+    }
     std::vector<EVal> elems = v.kind == EVal::Kind::Tuple ? v.elems : std::vector<EVal>{v};
     if (elems.size() > 3) {
       diags_.error(na.value->range, na.name + " has " + std::to_string(elems.size()) + " dimensions; at most 3");
@@ -194,7 +221,7 @@ void Elaborator::launch(ir::Function& f, const ast::FuncDecl& k) {
       if (total > 16)
         diags_.error(na.value->range, "cluster of " + std::to_string(total) + " CTAs; Hopper allows at most 16");
     } else {
-      diags_.error(na.range, "unknown launch argument '" + na.name + "'; expected grid, warps or cluster");
+      diags_.error(na.range, "unknown launch argument '" + na.name + "'; expected grid, warps, cluster or requires");
     }
   }
   while (grid.size() < 3) grid.push_back(toValue(EVal::ofInt(1, k.range), DType::I32));

@@ -117,6 +117,7 @@ private:
   bool bindParams(ir::Function& f, const ast::FuncDecl& k);
   void enterRegion(ir::Block& entry, const ast::FuncDecl& k);
   void launch(ir::Function& f, const ast::FuncDecl& k);
+  void requirement(const ast::NamedArg& na, const EVal& v);
 
   const Program& program_;
   DiagEngine& diags_;

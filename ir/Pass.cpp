@@ -152,7 +152,7 @@ bool isPure(OpKind k) {
     // terminators.
     case OpKind::Load: case OpKind::Store: case OpKind::SharedAlloc: case OpKind::Barrier:
     case OpKind::ClusterSync: case OpKind::ClusterReduce: case OpKind::For: case OpKind::If:
-    case OpKind::Yield: case OpKind::LaunchGrid: case OpKind::Return:
+    case OpKind::Yield: case OpKind::LaunchCheck: case OpKind::LaunchGrid: case OpKind::Return:
       return false;
   }
   return false;

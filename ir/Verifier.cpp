@@ -181,6 +181,11 @@ private:
   /// Terminators end their block, and only in the region that expects them.
   bool checkPlacement(const Operation& op) {
     OpKind k = op.kind();
+    if (k == OpKind::LaunchCheck) {
+      const Block* b = op.parentBlock();
+      if (!b || b->parentRegion() != &fn_->launch) return fail(op, "must be in a kernel's launch region");
+      return true;
+    }
     if (k != OpKind::Yield && k != OpKind::LaunchGrid && k != OpKind::Return) return true;
     const Block* b = op.parentBlock();
     if (!b || b->terminator() != &op) return fail(op, "must be the last op of its block");

@@ -65,6 +65,7 @@ public:
       case OpKind::For: forOp(op); return;
       case OpKind::If: ifOp(op); return;
       case OpKind::Yield: return;  // checked by the op it ends (scf.for, scf.if)
+      case OpKind::LaunchCheck: launchCheck(op); return;
       case OpKind::LaunchGrid: launchGrid(op); return;
       case OpKind::Return: return;  // placement checked in checkPlacement
     }
@@ -377,6 +378,12 @@ public:
       if (op.region(r).front().numArguments())
         return void(fail(op, std::string(r ? "else" : "then") + " region takes no arguments"));
     if (yields(op, op.region(0), "then region", types)) yields(op, op.region(1), "else region", types);
+  }
+
+  void launchCheck(const Operation& op) {
+    const Type& t = op.operand(0)->type();
+    if (!t.isScalar() || t.dtype != DType::I1) return void(fail(op, "condition must be a bool scalar, got " + str(t)));
+    if (!op.attrs().get("message")) fail(op, "needs a 'message' attribute");
   }
 
   void launchGrid(const Operation& op) {

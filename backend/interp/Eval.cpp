@@ -243,6 +243,13 @@ Status Evaluator::execOp(const ir::Operation& op) {
     case ir::OpKind::ClusterReduce: return execCluster(op);
     case ir::OpKind::For: return execFor(op);
     case ir::OpKind::If: return execIf(op);
+    case ir::OpKind::LaunchCheck: {
+      const Tile* t;
+      if (Status s = tileOf(op, 0, t); !s) return s;
+      if (t->data.empty() || t->data[0] == 0)
+        return Status::error("launch requirement '" + op.attrs().getStr("message") + "' does not hold for these arguments");
+      return Status::ok();
+    }
     case ir::OpKind::Yield:
     case ir::OpKind::LaunchGrid: {
       if (results_) {

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <exception>
 #include <map>
+#include <set>
 #include <thread>
 
 #include "backend/interp/Cluster.h"
@@ -163,6 +164,24 @@ Status runCluster(const ir::Function& fn, const SlotMap& slots, Bound& bound, st
   return Status::ok();
 }
 
+}  // namespace
+
+std::string describeDims(const ir::Function& fn, const std::vector<Arg>& args) {
+  std::string out;
+  std::set<std::string> seen;
+  for (size_t i = 0; i < fn.params.size() && i < args.size(); ++i) {
+    auto* t = std::get_if<HostTensor*>(&args[i]);
+    if (!t || !*t) continue;
+    const auto& dims = fn.params[i].type.dims;
+    for (size_t d = 0; d < dims.size() && d < (*t)->shape.size(); ++d)
+      if (!std::isdigit(static_cast<unsigned char>(dims[d][0])) && seen.insert(dims[d]).second)
+        out += (out.empty() ? "" : ", ") + dims[d] + " = " + std::to_string((*t)->shape[d]);
+  }
+  return out;
+}
+
+namespace {
+
 Status runImpl(const ir::Function& fn, const std::vector<Arg>& args, const RunOptions& opts) {
   Bound bound;
   if (Status s = bindArgs(fn, args, bound); !s) return s;
@@ -175,7 +194,10 @@ Status runImpl(const ir::Function& fn, const std::vector<Arg>& args, const RunOp
   Evaluator launch(slots, nullptr);
   if (Status s = bindEntry(launch, fn.launch.front(), fn, bound, "launch"); !s) return s;
   if (Status s = launch.runBlock(fn.launch.front(), &grid); !s)
-    return Status::error("launch region: " + s.message());
+  {
+    std::string dims = describeDims(fn, args);
+    return Status::error("launch region: " + s.message() + (dims.empty() ? "" : " (" + dims + ")"));
+  }
   if (grid.size() != 3) return Status::error("the launch region does not end in func.launch_grid");
   int64_t g[3];
   for (int i = 0; i < 3; ++i) {

@@ -37,4 +37,8 @@ struct RunOptions {
 /// The semantics of each op are in docs/ir.md.
 Status run(const ir::Function& fn, const std::vector<Arg>& args, const RunOptions& opts = {});
 
+/// "M = 3, N = 1000": the symbolic dims `args` bind, for messages about a
+/// launch (a failed `requires`, a bad grid).
+std::string describeDims(const ir::Function& fn, const std::vector<Arg>& args);
+
 }  // namespace fnk::interp

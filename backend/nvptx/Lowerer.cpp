@@ -319,6 +319,7 @@ Status Lowerer::lowerOp(const ir::Operation& op) {
     case ir::OpKind::If: return lowerIf(op);
     case ir::OpKind::Yield:
     case ir::OpKind::Return: return Status::ok();  // handled by lowerBlock
+    case ir::OpKind::LaunchCheck:
     case ir::OpKind::LaunchGrid: return fail(op, "belongs to the launch region, which runs on the host");
   }
   return fail(op, "internal error: op kind out of range");

@@ -24,7 +24,10 @@ Status evalGrid(const ir::Function& fn, const std::vector<interp::Arg>& args, in
     }
   }
   std::vector<Tile> g;
-  if (Status s = ev.runBlock(blk, &g); !s) return Status::error("kernel '" + fn.name + "', launch region: " + s.message());
+  if (Status s = ev.runBlock(blk, &g); !s) {
+    std::string dims = interp::describeDims(fn, args);
+    return Status::error("kernel '" + fn.name + "', launch region: " + s.message() + (dims.empty() ? "" : " (" + dims + ")"));
+  }
   if (g.size() != 3) return Status::error("kernel '" + fn.name + "': the launch region does not end in func.launch_grid");
   for (int i = 0; i < 3; ++i) {
     double v = g[i].data.empty() ? -1 : g[i].data[0];

@@ -1,0 +1,164 @@
+"""fnk norms as PyTorch autograd functions.
+
+    from fnk.torch import rms_norm, layer_norm
+    y = rms_norm(x, weight, eps=1e-6)                  # like torch.nn.functional.rms_norm
+    y = layer_norm(x, (n,), weight, bias, eps=1e-5)    # like torch.nn.functional.layer_norm
+
+Forward and backward run the stdlib kernels (stdlib/norm/*.fnk) on CUDA
+tensors, on the current stream, without copies for contiguous inputs. A
+non-contiguous input is made contiguous first (one copy, as torch's own
+kernels do). RMSNorm and LayerNorm modules wrap them for use in nn.Module
+code. Only the last dimension is normalized.
+"""
+from pathlib import Path
+
+import torch
+
+from . import load
+
+_STDLIB = Path(__file__).resolve().parents[2] / "stdlib" / "norm"
+_modules = {}
+
+
+def _module(name):
+    if name not in _modules:
+        _modules[name] = load(_STDLIB / f"{name}.fnk")
+    return _modules[name]
+
+
+_DTYPES = {torch.float32: "f32", torch.bfloat16: "bf16", torch.float16: "f16"}
+
+
+def _dtype(t):
+    if t.dtype not in _DTYPES:
+        raise TypeError(f"fnk.torch: unsupported dtype {t.dtype} (float32, bfloat16, float16)")
+    return _DTYPES[t.dtype]
+
+
+def _block(n):
+    """The tile width: the row in one tile up to 8192 columns (one pass over x),
+    chunks of 8192 beyond."""
+    b = 256
+    while b < n and b < 8192:
+        b *= 2
+    return b
+
+
+def _partials(m, device):
+    """CTAs for a backward: a few per SM, never more than rows."""
+    sms = torch.cuda.get_device_properties(device).multi_processor_count
+    return max(1, min(m, 4 * sms))
+
+
+def _rows(x, n):
+    if x.shape[-1] != n:
+        raise ValueError(f"fnk.torch: normalized size {n} does not match the last dim of x {tuple(x.shape)}")
+    if not x.is_cuda:
+        raise ValueError("fnk.torch: x must be a CUDA tensor")
+    return x.contiguous().view(-1, n)
+
+
+class _RMSNorm(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, weight, eps):
+        n = weight.numel()
+        x2 = _rows(x, n)
+        w = weight.contiguous()
+        y = torch.empty_like(x2)
+        rstd = torch.empty(x2.shape[0], device=x.device, dtype=torch.float32)
+        _module("rmsnorm").rmsnorm_fwd(x2, w, y, rstd, eps=float(eps), BLOCK_N=_block(n), T=_dtype(x2))
+        ctx.save_for_backward(x2, w, rstd)
+        ctx.shape = x.shape
+        return y.view(x.shape)
+
+    @staticmethod
+    def backward(ctx, dy):
+        x2, w, rstd = ctx.saved_tensors
+        m, n = x2.shape
+        dy2 = dy.contiguous().view(m, n).to(x2.dtype)
+        dx = torch.empty_like(x2)
+        partial = torch.empty(_partials(m, x2.device), n, device=x2.device, dtype=torch.float32)
+        mod = _module("rmsnorm")
+        mod.rmsnorm_bwd(x2, w, dy2, rstd, dx, partial, BLOCK_N=_block(n), T=_dtype(x2))
+        dw = torch.empty_like(w)
+        mod.rmsnorm_bwd_dw(partial, dw, T=_dtype(w))
+        return dx.view(ctx.shape), dw, None
+
+
+class _LayerNorm(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, weight, bias, eps):
+        n = weight.numel()
+        x2 = _rows(x, n)
+        w, b = weight.contiguous(), bias.contiguous()
+        m = x2.shape[0]
+        y = torch.empty_like(x2)
+        mean = torch.empty(m, device=x.device, dtype=torch.float32)
+        rstd = torch.empty(m, device=x.device, dtype=torch.float32)
+        _module("layernorm").layernorm_fwd(x2, w, b, y, mean, rstd, eps=float(eps), BLOCK_N=_block(n), T=_dtype(x2))
+        ctx.save_for_backward(x2, w, mean, rstd)
+        ctx.shape = x.shape
+        return y.view(x.shape)
+
+    @staticmethod
+    def backward(ctx, dy):
+        x2, w, mean, rstd = ctx.saved_tensors
+        m, n = x2.shape
+        dy2 = dy.contiguous().view(m, n).to(x2.dtype)
+        dx = torch.empty_like(x2)
+        p = _partials(m, x2.device)
+        dwp = torch.empty(p, n, device=x2.device, dtype=torch.float32)
+        dbp = torch.empty(p, n, device=x2.device, dtype=torch.float32)
+        mod = _module("layernorm")
+        mod.layernorm_bwd(x2, w, dy2, mean, rstd, dx, dwp, dbp, BLOCK_N=_block(n), T=_dtype(x2))
+        dw, db = torch.empty_like(w), torch.empty_like(w)
+        mod.layernorm_bwd_dwdb(dwp, dbp, dw, db, T=_dtype(w))
+        return dx.view(ctx.shape), dw, db, None
+
+
+def rms_norm(x, weight, eps=1e-6):
+    """RMSNorm over the last dim with a weight of that size."""
+    if weight is None:
+        raise ValueError("fnk.torch.rms_norm needs a weight")
+    if weight.dtype != x.dtype:
+        raise TypeError(f"fnk.torch.rms_norm: weight is {weight.dtype} but x is {x.dtype}")
+    return _RMSNorm.apply(x, weight, eps)
+
+
+def layer_norm(x, normalized_shape, weight, bias, eps=1e-5):
+    """LayerNorm over the last dim (normalized_shape must be that one dim)."""
+    shape = tuple(normalized_shape) if not isinstance(normalized_shape, int) else (normalized_shape,)
+    if len(shape) != 1:
+        raise ValueError(f"fnk.torch.layer_norm normalizes the last dim only, got normalized_shape {shape}")
+    if weight is None or bias is None:
+        raise ValueError("fnk.torch.layer_norm needs a weight and a bias")
+    if weight.dtype != x.dtype or bias.dtype != x.dtype:
+        raise TypeError("fnk.torch.layer_norm: weight, bias and x must share a dtype")
+    if weight.numel() != shape[0]:
+        raise ValueError(f"fnk.torch.layer_norm: weight has {weight.numel()} elements, normalized_shape is {shape}")
+    return _LayerNorm.apply(x, weight, bias, eps)
+
+
+class RMSNorm(torch.nn.Module):
+    """Drop-in for torch.nn.RMSNorm(n, eps) over the last dim."""
+
+    def __init__(self, n, eps=1e-6, device=None, dtype=None):
+        super().__init__()
+        self.eps = eps
+        self.weight = torch.nn.Parameter(torch.ones(n, device=device, dtype=dtype))
+
+    def forward(self, x):
+        return rms_norm(x, self.weight, self.eps)
+
+
+class LayerNorm(torch.nn.Module):
+    """Drop-in for torch.nn.LayerNorm(n, eps) over the last dim."""
+
+    def __init__(self, n, eps=1e-5, device=None, dtype=None):
+        super().__init__()
+        self.eps = eps
+        self.weight = torch.nn.Parameter(torch.ones(n, device=device, dtype=dtype))
+        self.bias = torch.nn.Parameter(torch.zeros(n, device=device, dtype=dtype))
+
+    def forward(self, x):
+        return layer_norm(x, (self.weight.numel(),), self.weight, self.bias, self.eps)
