@@ -10,6 +10,9 @@
 #include "ir/Printer.h"
 #include "support/Elements.h"
 #include "support/Stack.h"
+#ifdef FNK_HAVE_GPU
+#include "backend/runtime/Launch.h"
+#endif
 
 using namespace fnk;
 
@@ -204,6 +207,76 @@ int32_t runOnCpu(const ir::Function& fn, const fnk_arg* args, int32_t nArgs, cha
   return 0;
 }
 
+#ifdef FNK_HAVE_GPU
+/// Device tensors are used in place: they must hold the parameter's dtype,
+/// be row-major contiguous and aligned to their element size (the kernel ABI,
+/// backend/nvptx/Abi.h). Nothing is copied; the launch goes on `stream`.
+int32_t runOnGpu(const ir::Function& fn, const fnk_arg* args, int32_t nArgs, void* stream, char** error) {
+  rt::Device* dev = nullptr;
+  if (Status s = rt::Device::open(dev); !s) {
+    setError(error, s.message());
+    return 1;
+  }
+  interp::ArgBinder binder(fn);
+  std::vector<HostArray> shapes(static_cast<size_t>(nArgs));
+  std::vector<rt::DevPtr> bufs(fn.params.size(), 0);
+  std::string err;
+  for (int32_t i = 0; i < nArgs; ++i) {
+    const fnk_arg& a = args[i];
+    if (!a.name) {
+      setError(error, "argument " + std::to_string(i) + " has no name");
+      return 1;
+    }
+    if (!a.is_tensor) {
+      if (Status s = binder.bindScalar(a.name, a.scalar); !s) {
+        setError(error, s.message());
+        return 1;
+      }
+      continue;
+    }
+    MemView v;
+    if (!makeView(a, v, err)) {
+      setError(error, err);
+      return 1;
+    }
+    int64_t expect = 1;
+    for (size_t k = v.shape.size(); k-- > 0;) {
+      if (v.shape[k] > 1 && v.strides[k] != expect) {
+        setError(error, std::string("'") + a.name + "' must be contiguous on the GPU (row-major); call .contiguous()");
+        return 1;
+      }
+      expect *= v.shape[k];
+    }
+    if (reinterpret_cast<uintptr_t>(v.base) % static_cast<uintptr_t>(elementBytes(v.dtype))) {
+      setError(error, std::string("'") + a.name + "' is not aligned to its element size");
+      return 1;
+    }
+    shapes[i].dtype = v.dtype;
+    shapes[i].shape = v.shape;
+    if (Status s = binder.bindShape(a.name, shapes[i]); !s) {
+      setError(error, s.message());
+      return 1;
+    }
+    bufs[static_cast<size_t>(fn.paramIndex(a.name))] = reinterpret_cast<rt::DevPtr>(v.base);
+  }
+  std::vector<interp::Arg> bound;
+  if (Status s = binder.finish(bound); !s) {
+    setError(error, s.message());
+    return 1;
+  }
+  rt::Kernel k;
+  if (Status s = rt::compileAndLoad(fn, *dev, k); !s) {
+    setError(error, s.message());
+    return 1;
+  }
+  if (Status s = rt::launch(*dev, fn, k, bound, bufs, stream); !s) {
+    setError(error, s.message());
+    return 1;
+  }
+  return 0;
+}
+#endif
+
 }  // namespace
 
 extern "C" {
@@ -291,8 +364,12 @@ int32_t fnk_run(fnk_module* m, const char* kernel, const char* const* const_name
   const ir::Function* f = instantiate(m, kernel, const_names, const_values, n_consts, error);
   if (!f) return 1;
   if (device == FNK_DEVICE_GPU) {
+#ifdef FNK_HAVE_GPU
+    return runOnGpu(*f, args, n_args, stream, error);
+#else
     setError(error, "kernel '" + f->name + "': the GPU backend is not part of this build");
     return 1;
+#endif
   }
   if (device != FNK_DEVICE_CPU) {
     setError(error, "unknown device " + std::to_string(device));

@@ -50,3 +50,12 @@ target_sources(fnk PRIVATE ${CMAKE_SOURCE_DIR}/tools/GpuEmit.cpp ${CMAKE_SOURCE_
 foreach(t fnkc fnk)
   target_compile_definitions(${t} PRIVATE FNK_HAVE_GPU=1)
 endforeach()
+
+# libfnk's GPU path (fnk_run with FNK_DEVICE_GPU: torch tensors from Python).
+set_target_properties(fnk_gpu PROPERTIES POSITION_INDEPENDENT_CODE ON)
+target_link_libraries(libfnk PRIVATE fnk_gpu)
+target_compile_definitions(libfnk PRIVATE FNK_HAVE_GPU=1)
+target_link_options(libfnk PRIVATE -Wl,--gc-sections)
+if(FNK_LLD)
+  target_link_options(libfnk PRIVATE -fuse-ld=lld -Wl,--icf=all)
+endif()

@@ -12,11 +12,16 @@ namespace fs = std::filesystem;
 
 std::string defaultStdlibDir() {
   if (const char* env = std::getenv("FNK_STDLIB")) return env;
+  std::error_code ec;
 #ifdef FNK_STDLIB_DIR
-  return FNK_STDLIB_DIR;
-#else
-  return "stdlib";
+  if (fs::is_directory(FNK_STDLIB_DIR, ec)) return FNK_STDLIB_DIR;
 #endif
+  // A build that travelled (to a GPU machine, into a package) finds the stdlib
+  // beside or above its executable.
+  fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  for (fs::path d = exe.parent_path(); !ec && !d.empty() && d != d.root_path(); d = d.parent_path())
+    if (fs::is_regular_file(d / "stdlib" / "norm" / "rmsnorm.fnk", ec)) return (d / "stdlib").string();
+  return "stdlib";
 }
 
 static std::string moduleNameFromPath(const std::string& path) {

@@ -8,60 +8,23 @@
 #include <ostream>
 #include <sstream>
 
-#include "backend/cubin/Cubin.h"
-#include "backend/nvptx/Abi.h"
-#include "backend/nvptx/Codegen.h"
-#include "backend/runtime/Cuda.h"
 #include "backend/runtime/Grid.h"
-#include "support/Float.h"
+#include "backend/runtime/Launch.h"
+#include "support/Elements.h"
 
 namespace fnk::tools {
 
 namespace {
 
-// Element bytes of a dtype in device memory (bool as one byte).
-size_t elemBytes(ir::DType t) { return t == ir::DType::I1 ? 1 : static_cast<size_t>(ir::byteSize(t)); }
-
 void toDevice(const HostArray& a, std::vector<uint8_t>& out) {
-  size_t n = a.data.size(), w = elemBytes(a.dtype);
-  out.resize(n * w);
-  uint8_t* p = out.data();
-  for (size_t i = 0; i < n; ++i, p += w) {
-    double v = a.data[i];
-    switch (a.dtype) {
-      case ir::DType::I1: case ir::DType::I8: case ir::DType::U8: { int8_t x = static_cast<int8_t>(static_cast<int64_t>(v)); std::memcpy(p, &x, 1); break; }
-      case ir::DType::I16: { int16_t x = static_cast<int16_t>(v); std::memcpy(p, &x, 2); break; }
-      case ir::DType::I32: { int32_t x = static_cast<int32_t>(v); std::memcpy(p, &x, 4); break; }
-      case ir::DType::U32: { uint32_t x = static_cast<uint32_t>(v); std::memcpy(p, &x, 4); break; }
-      case ir::DType::I64: { int64_t x = static_cast<int64_t>(v); std::memcpy(p, &x, 8); break; }
-      case ir::DType::F16: { uint16_t x = f16Bits(v); std::memcpy(p, &x, 2); break; }
-      case ir::DType::BF16: { uint16_t x = bf16Bits(v); std::memcpy(p, &x, 2); break; }
-      case ir::DType::F32: { float x = static_cast<float>(v); std::memcpy(p, &x, 4); break; }
-      case ir::DType::F64: std::memcpy(p, &v, 8); break;
-    }
-  }
+  size_t w = static_cast<size_t>(elementBytes(a.dtype));
+  out.resize(a.data.size() * w);
+  for (size_t i = 0; i < a.data.size(); ++i) storeElement(&out[i * w], a.dtype, a.data[i]);
 }
 
 void fromDevice(const std::vector<uint8_t>& in, HostArray& a) {
-  size_t n = a.data.size(), w = elemBytes(a.dtype);
-  const uint8_t* p = in.data();
-  for (size_t i = 0; i < n; ++i, p += w) {
-    double v = 0;
-    switch (a.dtype) {
-      case ir::DType::I1: v = *p != 0; break;
-      case ir::DType::I8: v = static_cast<int8_t>(*p); break;
-      case ir::DType::U8: v = *p; break;
-      case ir::DType::I16: { int16_t x; std::memcpy(&x, p, 2); v = x; break; }
-      case ir::DType::I32: { int32_t x; std::memcpy(&x, p, 4); v = x; break; }
-      case ir::DType::U32: { uint32_t x; std::memcpy(&x, p, 4); v = x; break; }
-      case ir::DType::I64: { int64_t x; std::memcpy(&x, p, 8); v = static_cast<double>(x); break; }
-      case ir::DType::F16: { uint16_t x; std::memcpy(&x, p, 2); v = f16FromBits(x); break; }
-      case ir::DType::BF16: { uint16_t x; std::memcpy(&x, p, 2); v = bf16FromBits(x); break; }
-      case ir::DType::F32: { float x; std::memcpy(&x, p, 4); v = x; break; }
-      case ir::DType::F64: std::memcpy(&v, p, 8); break;
-    }
-    a.data[i] = v;
-  }
+  size_t w = static_cast<size_t>(elementBytes(a.dtype));
+  for (size_t i = 0; i < a.data.size(); ++i) a.data[i] = loadElement(&in[i * w], a.dtype);
 }
 
 // Tolerance for --check, relative to max(1, max |ref|) of the output.
@@ -80,29 +43,10 @@ double tolerance(ir::DType t) {
 Status runGpu(const ir::Function& fn, std::vector<interp::Arg>& args, const GpuRunOptions& opts, std::ostream& out) {
   rt::Device* dev = nullptr;
   if (Status s = rt::Device::open(dev); !s) return s;
-  auto t0 = std::chrono::steady_clock::now();
-  nvptx::TargetOptions topts;
-  std::string ptx, image;
-  if (Status s = nvptx::emitPTX(fn, topts, ptx); !s) return s;
-  if (cubin::haveAssembler()) {
-    if (Status s = cubin::assemble(ptx, topts.arch, fn.name, image); !s) return s;
-  } else {
-    image = ptx;  // the driver JIT-compiles PTX
-  }
   rt::Kernel k;
-  if (Status s = dev->load(image, fn.name, k); !s) return s;
-  double compileMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-
-  int64_t grid[3];
-  if (Status s = rt::evalGrid(fn, args, grid); !s) return s;
-  auto c = fn.cluster();
-  c.resize(3, 1);
-  unsigned g[3], cl[3];
-  for (int i = 0; i < 3; ++i) {
-    g[i] = static_cast<unsigned>(grid[i]);
-    cl[i] = static_cast<unsigned>(c[i]);
-    if (g[i] % cl[i]) return Status::error("kernel '" + fn.name + "': cluster dims do not divide the grid");
-  }
+  rt::CompileInfo ci;
+  if (Status s = rt::compileAndLoad(fn, *dev, k, &ci); !s) return s;
+  double compileMs = ci.ms;
 
   // Device buffers and the parameter block.
   std::vector<rt::DevPtr> bufs(fn.params.size(), 0);
@@ -116,7 +60,7 @@ Status runGpu(const ir::Function& fn, std::vector<interp::Arg>& args, const GpuR
   for (size_t i = 0; i < fn.params.size(); ++i) {
     if (!fn.params[i].type.isTensor()) continue;
     HostArray* a = std::get<HostArray*>(args[i]);
-    bytes[i] = a->data.size() * elemBytes(a->dtype);
+    bytes[i] = a->data.size() * static_cast<size_t>(elementBytes(a->dtype));
     traffic += static_cast<double>(bytes[i]);
     Status s = dev->alloc(bytes[i], bufs[i]);
     if (s && fn.params[i].type.isOut) s = dev->fill(bufs[i], 0xFF, bytes[i]);  // poison: NaN / -1
@@ -129,43 +73,7 @@ Status runGpu(const ir::Function& fn, std::vector<interp::Arg>& args, const GpuR
       return s;
     }
   }
-  std::vector<nvptx::AbiSlot> abi = nvptx::kernelAbi(fn);
-  std::vector<uint64_t> storage(abi.size());
-  std::vector<void*> params(abi.size());
-  for (size_t j = 0; j < abi.size(); ++j) {
-    const nvptx::AbiSlot& s = abi[j];
-    void* p = &storage[j];
-    switch (s.kind) {
-      case nvptx::AbiKind::Ptr: std::memcpy(p, &bufs[s.param], 8); break;
-      case nvptx::AbiKind::I64:
-        if (s.dim >= 0) {
-          int64_t d = std::get<HostArray*>(args[s.param])->shape[s.dim];
-          std::memcpy(p, &d, 8);
-        } else {
-          int64_t v = static_cast<int64_t>(std::get<double>(args[s.param]));
-          std::memcpy(p, &v, 8);
-        }
-        break;
-      case nvptx::AbiKind::I32: {
-        int32_t v = static_cast<int32_t>(static_cast<int64_t>(std::get<double>(args[s.param])));
-        std::memcpy(p, &v, 4);
-        break;
-      }
-      case nvptx::AbiKind::F32: {
-        float v = static_cast<float>(std::get<double>(args[s.param]));
-        std::memcpy(p, &v, 4);
-        break;
-      }
-      case nvptx::AbiKind::F64: {
-        double v = std::get<double>(args[s.param]);
-        std::memcpy(p, &v, 8);
-        break;
-      }
-    }
-    params[j] = p;
-  }
-  const unsigned block = static_cast<unsigned>(32 * fn.warps());
-  Status st = dev->launch(k, g, block, cl, params.data());
+  Status st = rt::launch(*dev, fn, k, args, bufs);
   if (st) st = dev->sync(fn.name);
   for (size_t i = 0; st && i < fn.params.size(); ++i) {
     if (!fn.params[i].type.isOut) continue;
@@ -176,17 +84,20 @@ Status runGpu(const ir::Function& fn, std::vector<interp::Arg>& args, const GpuR
   }
   if (st && opts.bench) {
     std::vector<float> ms;
-    auto once = [&] { return dev->launch(k, g, block, cl, params.data()); };
+    auto once = [&] { return rt::launch(*dev, fn, k, args, bufs); };
     for (int i = 0; st && i < opts.warmup; ++i) st = once();
     if (st) st = dev->time(fn.name, opts.iters, once, ms);
+    int64_t grid[3] = {0, 0, 0};
+    if (st) st = rt::evalGrid(fn, args, grid);
     if (st && !ms.empty()) {
       std::sort(ms.begin(), ms.end());
       double med = ms[ms.size() / 2] * 1e3, mn = ms.front() * 1e3;
       std::ostringstream os;
       os << std::fixed << std::setprecision(1) << "bench " << fn.name << ": median " << med << " us, min " << mn
          << " us, " << std::setprecision(0) << traffic / (med * 1e-6) / 1e9 << " GB/s (" << std::setprecision(1)
-         << traffic / 1e6 << " MB moved), grid " << g[0] << "x" << g[1] << "x" << g[2] << ", " << block
-         << " threads, compile " << compileMs << " ms, " << dev->name() << "\n";
+         << traffic / 1e6 << " MB moved), grid " << grid[0] << "x" << grid[1] << "x" << grid[2] << ", "
+         << 32 * fn.warps() << " threads, compile " << compileMs << " ms" << (ci.fromDisk ? " (disk cache)" : "")
+         << ", " << dev->name() << "\n";
       out << os.str();
     }
   }

@@ -48,7 +48,10 @@ Status ArgBinder::bindDims(const ir::Param& p, const std::vector<int64_t>& shape
   return Status::ok();
 }
 
-Status ArgBinder::bindTensor(const std::string& param, HostArray& a) {
+Status ArgBinder::bindTensor(const std::string& param, HostArray& a) { return bind(param, a, true); }
+Status ArgBinder::bindShape(const std::string& param, HostArray& a) { return bind(param, a, false); }
+
+Status ArgBinder::bind(const std::string& param, HostArray& a, bool withData) {
   Status err;
   int i = paramIndex(param, err);
   if (i < 0) return err;
@@ -56,12 +59,13 @@ Status ArgBinder::bindTensor(const std::string& param, HostArray& a) {
   if (!p.type.isTensor()) return Status::error("'" + param + "' is a scalar (" + p.type.str() + "), not a tensor");
   if (bound_[i]) return Status::error("'" + param + "' is given twice");
   ir::DType want = p.type.dtype;
-  bool ok = a.dtype == want || (ir::isFloat(want) && (a.dtype == ir::DType::F32 || a.dtype == ir::DType::F64));
+  bool ok = a.dtype == want ||
+            (withData && ir::isFloat(want) && (a.dtype == ir::DType::F32 || a.dtype == ir::DType::F64));
   if (!ok)
     return Status::error("'" + param + "' is " + std::string(ir::dtypeName(a.dtype)) + " data but the parameter is " +
-                         p.type.str() + (ir::isFloat(want) ? "; pass float32 data" : ""));
+                         p.type.str() + (withData && ir::isFloat(want) ? "; pass float32 data" : ""));
   if (Status s = bindDims(p, a.shape); !s) return s;
-  if (static_cast<int64_t>(a.data.size()) != a.numElements())
+  if (withData && static_cast<int64_t>(a.data.size()) != a.numElements())
     return Status::error("'" + param + "' holds " + std::to_string(a.data.size()) + " values for shape of " +
                          std::to_string(a.numElements()));
   if (a.dtype != want) {

@@ -21,6 +21,9 @@ public:
   /// float64 data, rounded to the parameter's dtype; others need their own
   /// dtype. `a` is converted in place.
   Status bindTensor(const std::string& param, HostArray& a);
+  /// Binds a tensor whose data lives elsewhere (device memory): `a` holds its
+  /// dtype, which must be the parameter's own, and its shape; no data.
+  Status bindShape(const std::string& param, HostArray& a);
   Status bindScalar(const std::string& param, double value);
   /// Gives an unbound output tensor its shape from the bound dims, zeroed.
   Status allocateOutput(const std::string& param, HostArray& a);
@@ -32,6 +35,7 @@ public:
 
 private:
   Status bindDims(const ir::Param& p, const std::vector<int64_t>& shape);
+  Status bind(const std::string& param, HostArray& a, bool withData);
   const ir::Function& fn_;
   std::vector<Arg> args_;
   std::vector<bool> bound_;

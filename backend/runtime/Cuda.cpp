@@ -160,17 +160,18 @@ Status Device::load(const std::string& image, const std::string& kernel, Kernel&
   return Status::ok();
 }
 
-Status Device::launch(const Kernel& k, const unsigned grid[3], unsigned block, const unsigned cluster[3], void** params) {
+Status Device::launch(const Kernel& k, const unsigned grid[3], unsigned block, const unsigned cluster[3], void** params,
+                      void* stream) {
   if (grid[0] == 0 || grid[1] == 0 || grid[2] == 0) return Status::ok();  // an empty grid runs nothing
   if (cluster[0] * cluster[1] * cluster[2] <= 1)
-    return check(g.cuLaunchKernel(k.function, grid[0], grid[1], grid[2], block, 1, 1, 0, nullptr, params, nullptr),
+    return check(g.cuLaunchKernel(k.function, grid[0], grid[1], grid[2], block, 1, 1, 0, static_cast<CUstream>(stream), params, nullptr),
                  "cuLaunchKernel", k.name);
   LaunchAttribute attr{};
   attr.id = kAttrClusterDimension;
   attr.value.clusterDim.x = cluster[0];
   attr.value.clusterDim.y = cluster[1];
   attr.value.clusterDim.z = cluster[2];
-  LaunchConfig cfg{grid[0], grid[1], grid[2], block, 1, 1, 0, nullptr, &attr, 1};
+  LaunchConfig cfg{grid[0], grid[1], grid[2], block, 1, 1, 0, static_cast<CUstream>(stream), &attr, 1};
   return check(g.cuLaunchKernelEx(&cfg, k.function, params, nullptr), "cuLaunchKernelEx", k.name);
 }
 

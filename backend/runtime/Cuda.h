@@ -37,8 +37,10 @@ public:
   Status fill(DevPtr dst, uint8_t byte, size_t bytes);
   /// Loads a cubin or PTX image and finds `kernel` in it.
   Status load(const std::string& image, const std::string& kernel, Kernel& out);
-  /// Launches with `block` threads; cluster dims > 1 use cuLaunchKernelEx.
-  Status launch(const Kernel& k, const unsigned grid[3], unsigned block, const unsigned cluster[3], void** params);
+  /// Launches with `block` threads on `stream` (null: the default stream);
+  /// cluster dims > 1 use cuLaunchKernelEx.
+  Status launch(const Kernel& k, const unsigned grid[3], unsigned block, const unsigned cluster[3], void** params,
+                void* stream = nullptr);
   /// Waits for the device; a fault in `kernel` is reported with its name.
   Status sync(const std::string& kernel);
   /// Times `launches` back-to-back launches of `launch`, each between two

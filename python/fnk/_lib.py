@@ -32,6 +32,10 @@ def _candidates():
     yield _REPO / "build" / "libfnk.so"
 
 
+# Imports of std.* resolve against this checkout's stdlib unless told otherwise.
+os.environ.setdefault("FNK_STDLIB", str(_REPO / "stdlib"))
+
+
 def _load():
     tried = []
     for path in _candidates():

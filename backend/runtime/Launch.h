@@ -1,0 +1,40 @@
+// From a specialized kernel to a launch, shared by `fnk run --device gpu` and
+// libfnk (Python/torch): compile once (in-memory and on-disk module cache),
+// then launch with device buffers, the shapes and scalars that bound them,
+// on a given stream.
+//
+// The disk cache lives in $FNK_CACHE_DIR (default ~/.cache/fnk). An entry's key
+// hashes the kernel's IR text (which fixes the source and the const values),
+// the target and the compiler version. Entries carry a length and a checksum; a
+// corrupt or truncated one is detected and rebuilt. Writers write a private
+// temporary file and rename it into place, so two processes compiling the same
+// kernel at once both end with a whole entry.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "backend/interp/Interpreter.h"
+#include "backend/runtime/Cuda.h"
+#include "ir/IR.h"
+
+namespace fnk::rt {
+
+struct CompileInfo {
+  double ms = 0;        // wall time of this call
+  bool fromDisk = false;
+  bool fromMemory = false;
+};
+
+/// The loaded kernel for `fn`, compiling it if no cache has it.
+Status compileAndLoad(const ir::Function& fn, Device& dev, Kernel& out, CompileInfo* info = nullptr);
+
+/// Launches `k` (compiled from `fn`). `args` are as for interp::run: tensors
+/// supply their shapes (data may be empty), scalars their values; `bufs[i]` is
+/// the device address of tensor parameter i. Checks the grid and cluster first.
+Status launch(Device& dev, const ir::Function& fn, const Kernel& k, const std::vector<interp::Arg>& args,
+              const std::vector<DevPtr>& bufs, void* stream = nullptr);
+
+/// The directory of the disk cache ("" when it is disabled with FNK_CACHE_DIR=off).
+std::string cacheDir();
+
+}  // namespace fnk::rt
