@@ -63,7 +63,11 @@ struct Driver {
   CUresult (*cuEventDestroy_v2)(CUevent);
   CUresult (*cuGetErrorName)(CUresult, const char**);
   CUresult (*cuGetErrorString)(CUresult, const char**);
+  CUresult (*cuFuncSetAttribute)(CUfunction, int, int);
 };
+
+CUcontext g_ctx = nullptr;
+constexpr int kNonPortableClusterSizeAllowed = 14;  // CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED
 
 Driver g;
 std::string g_loadError;
@@ -88,7 +92,8 @@ bool loadDriver() {
          R(cuCtxSetCurrent) && R(cuCtxSynchronize) && R(cuMemAlloc_v2) && R(cuMemFree_v2) && R(cuMemcpyHtoD_v2) &&
          R(cuMemcpyDtoH_v2) && R(cuMemsetD8_v2) && R(cuModuleLoadData) && R(cuModuleGetFunction) && R(cuLaunchKernel) &&
          R(cuLaunchKernelEx) && R(cuEventCreate) && R(cuEventRecord) && R(cuEventSynchronize) &&
-         R(cuEventElapsedTime_v2) && R(cuEventDestroy_v2) && R(cuGetErrorName) && R(cuGetErrorString);
+         R(cuEventElapsedTime_v2) && R(cuEventDestroy_v2) && R(cuGetErrorName) && R(cuGetErrorString) &&
+         R(cuFuncSetAttribute);
 #undef R
 }
 
@@ -127,6 +132,7 @@ Status Device::open(Device*& out) {
     if (Status s = g_device.check(g.cuDeviceGet(&dev, 0), "cuDeviceGet", ""); !s) { opened = s; return; }
     if (Status s = g_device.check(g.cuDevicePrimaryCtxRetain(&ctx, dev), "cuDevicePrimaryCtxRetain", ""); !s) { opened = s; return; }
     if (Status s = g_device.check(g.cuCtxSetCurrent(ctx), "cuCtxSetCurrent", ""); !s) { opened = s; return; }
+    g_ctx = ctx;
     char name[256] = {0};
     g.cuDeviceGetName(name, sizeof name, dev);
     g_device.name_ = name;
@@ -151,6 +157,7 @@ Status Device::fill(DevPtr dst, uint8_t byte, size_t bytes) {
 
 Status Device::load(const std::string& image, const std::string& kernel, Kernel& out) {
   CUmodule m = nullptr;
+  if (Status s = check(g.cuCtxSetCurrent(g_ctx), "cuCtxSetCurrent", kernel); !s) return s;
   if (Status s = check(g.cuModuleLoadData(&m, image.c_str()), "cuModuleLoadData", kernel); !s) return s;
   CUfunction f = nullptr;
   if (Status s = check(g.cuModuleGetFunction(&f, m, kernel.c_str()), "cuModuleGetFunction", kernel); !s) return s;
@@ -163,6 +170,11 @@ Status Device::load(const std::string& image, const std::string& kernel, Kernel&
 Status Device::launch(const Kernel& k, const unsigned grid[3], unsigned block, const unsigned cluster[3], void** params,
                       void* stream) {
   if (grid[0] == 0 || grid[1] == 0 || grid[2] == 0) return Status::ok();  // an empty grid runs nothing
+  // Callers such as PyTorch's autograd threads may not have the context current.
+  if (Status s = check(g.cuCtxSetCurrent(g_ctx), "cuCtxSetCurrent", k.name); !s) return s;
+  if (cluster[0] * cluster[1] * cluster[2] > 8)  // Hopper's portable limit; up to 16 on request
+    if (Status s = check(g.cuFuncSetAttribute(k.function, kNonPortableClusterSizeAllowed, 1), "cuFuncSetAttribute", k.name); !s)
+      return s;
   if (cluster[0] * cluster[1] * cluster[2] <= 1)
     return check(g.cuLaunchKernel(k.function, grid[0], grid[1], grid[2], block, 1, 1, 0, static_cast<CUstream>(stream), params, nullptr),
                  "cuLaunchKernel", k.name);

@@ -5,7 +5,7 @@
     y = layer_norm(x, (n,), weight, bias, eps=1e-5)    # like torch.nn.functional.layer_norm
 
 Forward and backward run the stdlib kernels (stdlib/norm/*.fnk) on CUDA
-tensors, on the current stream, without copies for contiguous inputs. A
+tensors (RMSNorm rows wider than 8192 spread over a cluster of CTAs), on the current stream, without copies for contiguous inputs. A
 non-contiguous input is made contiguous first (one copy, as torch's own
 kernels do). RMSNorm and LayerNorm modules wrap them for use in nn.Module
 code. Only the last dimension is normalized.
@@ -44,6 +44,18 @@ def _block(n):
     return b
 
 
+def _split(n):
+    """(CLUSTER, BLOCK_N, WARPS) for rows wider than one tile: the row spread
+    over a cluster of up to 16 CTAs, each holding at most 16384 columns."""
+    cluster = 2
+    while cluster < 16 and cluster * 8192 < n:
+        cluster *= 2
+    block = 256
+    while block * cluster < n:
+        block *= 2
+    return cluster, block, 16 if block >= 16384 else 8
+
+
 def _partials(m, device):
     """CTAs for a backward: a few per SM, never more than rows."""
     sms = torch.cuda.get_device_properties(device).multi_processor_count
@@ -66,7 +78,12 @@ class _RMSNorm(torch.autograd.Function):
         w = weight.contiguous()
         y = torch.empty_like(x2)
         rstd = torch.empty(x2.shape[0], device=x.device, dtype=torch.float32)
-        _module("rmsnorm").rmsnorm_fwd(x2, w, y, rstd, eps=float(eps), BLOCK_N=_block(n), T=_dtype(x2))
+        mod = _module("rmsnorm")
+        if n <= 8192:
+            mod.rmsnorm_fwd(x2, w, y, rstd, eps=float(eps), BLOCK_N=_block(n), T=_dtype(x2))
+        else:
+            c, b, warps = _split(n)
+            mod.rmsnorm_fwd_split(x2, w, y, rstd, eps=float(eps), BLOCK_N=b, CLUSTER=c, WARPS=warps, T=_dtype(x2))
         ctx.save_for_backward(x2, w, rstd)
         ctx.shape = x.shape
         return y.view(x.shape)
@@ -77,9 +94,14 @@ class _RMSNorm(torch.autograd.Function):
         m, n = x2.shape
         dy2 = dy.contiguous().view(m, n).to(x2.dtype)
         dx = torch.empty_like(x2)
-        partial = torch.empty(_partials(m, x2.device), n, device=x2.device, dtype=torch.float32)
         mod = _module("rmsnorm")
-        mod.rmsnorm_bwd(x2, w, dy2, rstd, dx, partial, BLOCK_N=_block(n), T=_dtype(x2))
+        if n <= 8192:
+            partial = torch.empty(_partials(m, x2.device), n, device=x2.device, dtype=torch.float32)
+            mod.rmsnorm_bwd(x2, w, dy2, rstd, dx, partial, BLOCK_N=_block(n), T=_dtype(x2))
+        else:
+            c, b, warps = _split(n)
+            partial = torch.empty(max(1, _partials(m, x2.device) // c), n, device=x2.device, dtype=torch.float32)
+            mod.rmsnorm_bwd_split(x2, w, dy2, rstd, dx, partial, BLOCK_N=b, CLUSTER=c, WARPS=warps, T=_dtype(x2))
         dw = torch.empty_like(w)
         mod.rmsnorm_bwd_dw(partial, dw, T=_dtype(w))
         return dx.view(ctx.shape), dw, None

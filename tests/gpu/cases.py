@@ -39,6 +39,11 @@ def rmsnorm_cases(rng, M, N):
     yield ("stdlib/norm/layernorm.fnk", "layernorm_bwd_dwdb",
            {"dw_partial": rng.standard_normal((P, N)), "db_partial": rng.standard_normal((P, N))}, ["dw", "db"], {}, {})
     yield ("examples/wide_rmsnorm.fnk", "wide_rmsnorm_fwd", {"x": x, "w": w}, ["y", "rstd"], {"eps": 1e-5}, {})
+    # Rows spread over a cluster: 4 CTAs of N/4 columns (at least 64), and the backward with P = 2.
+    split = {"CLUSTER": 4, "BLOCK_N": max(64, 1 << (max(1, cdiv(N, 4)) - 1).bit_length())}
+    yield ("stdlib/norm/rmsnorm.fnk", "rmsnorm_fwd_split", {"x": x, "w": w}, ["y", "rstd"], {"eps": 1e-5}, {}, split)
+    yield ("stdlib/norm/rmsnorm.fnk", "rmsnorm_bwd_split", {"x": x, "w": w, "dy": dy, "rstd": _rstd(x)},
+           ["dx", "dw_partial"], {}, {"P": 2}, split)
 
 
 def dit_cases(rng, B, S, H):

@@ -1,7 +1,8 @@
 #!/bin/bash
 # GPU tests: every stdlib kernel and example with `fnk run --device gpu --check`
-# over ragged shapes (bf16 and f32), then a bench of RMSNorm/LayerNorm forward
-# at 32768x8192 bf16 against torch eager and torch.compile. Prints PASS/FAIL/
+# over ragged shapes (bf16 and f32), fnk.torch against torch on CUDA tensors,
+# then bench/bench.py: every norm workload of PERFORMANCE.md against torch eager
+# and torch.compile in one process. Prints PASS/FAIL/
 # SKIP lines and tables; logs go under $OUT (or /tmp/fnk-gpu-out).
 # Without a GPU (no nvidia-smi or no libcuda.so.1) it prints SKIP and exits 0.
 #
@@ -30,7 +31,13 @@ rc=0
 if [ $checks = 1 ]; then
   PYTHONUNBUFFERED=1 python3 tests/gpu/run_checks.py "$FNK" "$OUT" $quick || rc=1
 fi
+if [ $checks = 1 ] && python3 -c 'import torch' 2>/dev/null; then
+  # The Python package on torch CUDA tensors: fnk.torch against torch's norms.
+  FNK_BUILD_DIR=$(dirname "$FNK") PYTHONUNBUFFERED=1 python3 -m pytest -q -p no:cacheprovider tests/gpu/test_torch.py 2>&1 \
+    | tee "$OUT/torch_tests.log" | tail -15 || rc=1
+  grep -qE "[0-9]+ passed" "$OUT/torch_tests.log" && ! grep -qE "[0-9]+ failed|error" "$OUT/torch_tests.log" || rc=1
+fi
 if [ $bench = 1 ]; then
-  PYTHONUNBUFFERED=1 python3 tests/gpu/bench.py "$FNK" "$OUT" 2>&1 | tee "$OUT/bench.log"
+  FNK_BUILD_DIR=$(dirname "$FNK") PYTHONUNBUFFERED=1 python3 bench/bench.py --out "$OUT" $quick 2>&1 | tee "$OUT/bench.log"
 fi
 exit $rc

@@ -15,9 +15,12 @@ import cases  # noqa: E402
 
 
 def run_case(fnk, root, outdir, idx, case):
-    T, shape, file, kernel, ins, outs, scalars, dims = case
+    T, shape, file, kernel, ins, outs, scalars, dims = case[:8]
+    consts = case[8] if len(case) > 8 else {}
     d = tempfile.mkdtemp(prefix=f"c{idx}_", dir=outdir)
     cmd = [fnk, "run", os.path.join(root, file), "-k", kernel, "-D", f"T={T}", "--device", "gpu", "--check"]
+    for name, v in consts.items():
+        cmd += ["-D", f"{name}={v}"]
     for name, a in ins.items():
         p = os.path.join(d, name + ".npy")
         np.save(p, a.astype(np.float32))

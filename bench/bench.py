@@ -1,0 +1,275 @@
+"""fnk against PyTorch on the norm workloads of shared/docs/PERFORMANCE.md.
+
+    python3 bench/bench.py [--out DIR] [--quick] [--no-sweep]
+
+Every implementation runs in this one process on the same CUDA tensors: fnk
+(the stdlib kernels through the fnk package, on torch tensors, no copies),
+torch eager and torch.compile. Each call is captured once in a CUDA graph and
+replayed; the L2 is flushed (a 256 MB write) before every timed replay, and
+the time is the median of the replays' CUDA-event times. The roofline is the
+device-to-device copy bandwidth measured in this run. Bytes count each tensor
+read or written once (x, y, dy, dx, w ...; small vectors too). fnk's outputs
+are checked against torch's before timing.
+
+Prints one table (us, GB/s, fraction of the roofline, fnk's speedup over each
+peer), writes bench.csv, and, with matplotlib, bandwidth-vs-N plots
+(bw_fwd.png, bw_bwd.png; otherwise bench/plot.py draws them from the CSV).
+"""
+import argparse
+import csv
+import os
+import sys
+import time
+from pathlib import Path
+
+import torch
+import torch.nn.functional as F
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))
+import fnk  # noqa: E402
+import fnk.torch as fnt  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[1]
+DEV = "cuda"
+_flush = None
+
+
+def flush_l2():
+    global _flush
+    if _flush is None:
+        _flush = torch.empty(256 << 20, dtype=torch.uint8, device=DEV)
+    _flush.zero_()
+
+
+def time_graph(fn, reps):
+    """Median microseconds of `fn` replayed from a CUDA graph, L2 flushed before each replay."""
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        for _ in range(3):
+            fn()
+    torch.cuda.current_stream().wait_stream(s)
+    torch.cuda.synchronize()
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        fn()
+    times = []
+    for _ in range(reps):
+        flush_l2()
+        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        a.record()
+        g.replay()
+        b.record()
+        b.synchronize()
+        times.append(a.elapsed_time(b) * 1e3)
+    times.sort()
+    return times[len(times) // 2]
+
+
+def copy_bandwidth():
+    n = 1 << 30
+    src = torch.empty(n, dtype=torch.uint8, device=DEV)
+    dst = torch.empty_like(src)
+    us = time_graph(lambda: dst.copy_(src), 20)
+    return 2 * n / us / 1e3  # GB/s, read + write
+
+
+# ------------------------------------------------------------------ workloads
+def rms_ref(x, w, eps=1e-6):
+    return F.rms_norm(x, (x.shape[-1],), w, eps)
+
+
+def ln_ref(x, w, b, eps=1e-5):
+    return F.layer_norm(x, (x.shape[-1],), w, b, eps)
+
+
+class _Dit(torch.autograd.Function):
+    """examples/dit_modulate.fnk as an autograd function (2 kernels backward)."""
+    mod = None
+
+    @staticmethod
+    def forward(ctx, x, w, b, scale, shift, eps):
+        m = _Dit.mod
+        B, S, H = x.shape
+        y = torch.empty_like(x)
+        mean = torch.empty(B, S, device=DEV, dtype=torch.float32)
+        rstd = torch.empty_like(mean)
+        blk = fnt._block(H)
+        m.dit_modulate_fwd(x, w, b, scale, shift, y, mean, rstd, eps=eps, BLOCK_H=blk)
+        ctx.save_for_backward(x, w, b, scale, mean, rstd)
+        return y
+
+    @staticmethod
+    def backward(ctx, dy):
+        x, w, b, scale, mean, rstd = ctx.saved_tensors
+        m = _Dit.mod
+        B, S, H = x.shape
+        sb = max(1, min(S, (4 * torch.cuda.get_device_properties(0).multi_processor_count) // B))
+        dx = torch.empty_like(x)
+        parts = [torch.empty(B, sb, H, device=DEV, dtype=torch.float32) for _ in range(4)]
+        m.dit_modulate_bwd(x, w, b, scale, dy.contiguous(), mean, rstd, dx, *parts, BLOCK_H=fnt._block(H))
+        dscale, dshift = torch.empty_like(scale), torch.empty_like(scale)
+        dw, db = torch.empty_like(w), torch.empty_like(b)
+        m.dit_modulate_bwd_reduce(*parts, dscale, dshift, dw, db)
+        return dx, dw, db, dscale, dshift, None
+
+
+def dit_fnk(x, w, b, scale, shift):
+    return _Dit.apply(x, w, b, scale, shift, 1e-6)
+
+
+def dit_ref(x, w, b, scale, shift):
+    h = F.layer_norm(x, (x.shape[-1],), w, b, 1e-6)
+    return h * (1 + scale[:, None, :]) + shift[:, None, :]
+
+
+def make(kind, shape, dtype):
+    g = torch.Generator(device=DEV).manual_seed(0)
+    def r(*s, scale=1.0):
+        return (torch.randn(*s, device=DEV, generator=g) * scale).to(dtype).requires_grad_()
+    if kind in ("rms", "ln"):
+        M, N = shape
+        ins = [r(M, N), r(N, scale=0.5) + 1]
+        ins[1] = ins[1].detach().requires_grad_()
+        if kind == "ln":
+            ins.append(r(N))
+        return ins
+    B, S, H = shape
+    return [r(B, S, H), (r(H, scale=0.1) + 1).detach().requires_grad_(), r(H), r(B, H, scale=0.1), r(B, H)]
+
+
+IMPLS = {
+    "rms": (lambda x, w: fnt.rms_norm(x, w, 1e-6), rms_ref),
+    "ln": (lambda x, w, b: fnt.layer_norm(x, (x.shape[-1],), w, b, 1e-5), ln_ref),
+    "dit": (dit_fnk, dit_ref),
+}
+
+
+def nbytes(kind, shape, dtype, bwd):
+    e = torch.tensor([], dtype=dtype).element_size()
+    big = 1
+    for d in shape:
+        big *= d
+    rows = big // shape[-1]
+    n = shape[-1]
+    vecs = {"rms": 1, "ln": 2, "dit": 2}[kind]
+    if kind == "dit":
+        vecs_b = 2 * shape[0] * n  # scale, shift
+    else:
+        vecs_b = 0
+    if not bwd:  # x read, y written, weights read, stats written (f32)
+        stats = rows * 4 * (2 if kind != "rms" else 1)
+        return 2 * big * e + vecs * n * e + vecs_b * e + stats
+    # x, dy read, dx written, weights read and grads written, stats read
+    stats = rows * 4 * (2 if kind != "rms" else 1)
+    return 3 * big * e + 2 * vecs * n * e + 2 * vecs_b * e + stats
+
+
+def run_one(kind, shape, dtype, bwd, reps, check=True):
+    """{impl: us} for fnk, eager and compile on one workload."""
+    fnk_f, ref_f = IMPLS[kind]
+    ins = make(kind, shape, dtype)
+    results, errs = {}, {}
+    impls = {"fnk": fnk_f, "torch eager": ref_f, "torch.compile": torch.compile(ref_f, dynamic=False)}
+    y_ref = ref_f(*ins)
+    dy = torch.randn_like(y_ref)
+    grads_ref = torch.autograd.grad(y_ref, ins, dy) if bwd else None
+    for name, f in impls.items():
+        try:
+            y = f(*ins)
+            if check and name == "fnk":
+                errs["y"] = (y.float() - y_ref.float()).abs().max().item()
+                if bwd:
+                    gs = torch.autograd.grad(y, ins, dy, retain_graph=True)
+                    errs["grads"] = max((a.float() - b.float()).abs().max().item() / max(1.0, b.float().abs().max().item())
+                                        for a, b in zip(gs, grads_ref))
+            if bwd:
+                results[name] = time_graph(lambda: torch.autograd.grad(y, ins, dy, retain_graph=True), reps)
+            else:
+                with torch.no_grad():
+                    results[name] = time_graph(lambda: f(*ins), reps)
+        except Exception as e:  # noqa: BLE001 - a peer that fails is reported, not fatal
+            print(f"  {name} failed on {kind} {shape}: {str(e).splitlines()[0][:200]}", flush=True)
+    return results, errs
+
+
+MAIN = [  # (label, kind, shape, dtype, backward) from PERFORMANCE.md
+    ("RMSNorm fwd 32768x8192", "rms", (32768, 8192), torch.bfloat16, False),
+    ("RMSNorm bwd 32768x8192", "rms", (32768, 8192), torch.bfloat16, True),
+    ("RMSNorm fwd f32 32768x8192", "rms", (32768, 8192), torch.float32, False),
+    ("RMSNorm fwd 8192x65536", "rms", (8192, 65536), torch.bfloat16, False),
+    ("RMSNorm bwd 8192x65536", "rms", (8192, 65536), torch.bfloat16, True),
+    ("RMSNorm fwd 1024x262144", "rms", (1024, 262144), torch.bfloat16, False),
+    ("RMSNorm bwd 1024x262144", "rms", (1024, 262144), torch.bfloat16, True),
+    ("LayerNorm fwd 32768x8192", "ln", (32768, 8192), torch.bfloat16, False),
+    ("LayerNorm bwd 32768x8192", "ln", (32768, 8192), torch.bfloat16, True),
+    ("RMSNorm bwd 2048x8192", "rms", (2048, 8192), torch.bfloat16, True),
+    ("DiT LN+modulate fwd 56x1024x1024", "dit", (56, 1024, 1024), torch.bfloat16, False),
+    ("DiT LN+modulate bwd 56x1024x1024", "dit", (56, 1024, 1024), torch.bfloat16, True),
+]
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out", default=os.environ.get("OUT", "/tmp/fnk-bench"))
+    ap.add_argument("--quick", action="store_true", help="fewer replays and sweep points")
+    ap.add_argument("--no-sweep", action="store_true")
+    a = ap.parse_args()
+    os.makedirs(a.out, exist_ok=True)
+    _Dit.mod = fnk.load(REPO / "examples" / "dit_modulate.fnk")
+    reps = 20 if a.quick else 50
+    t0 = time.time()
+    roof = copy_bandwidth()
+    print(f"{torch.cuda.get_device_name()}  torch {torch.__version__}  copy roofline {roof:.0f} GB/s", flush=True)
+    rows = []
+    for label, kind, shape, dtype, bwd in MAIN:
+        res, errs = run_one(kind, shape, dtype, bwd, reps)
+        b = nbytes(kind, shape, dtype, bwd)
+        rows.append((label, kind, shape, str(dtype).replace("torch.", ""), bwd, b, res, errs))
+        print(f"  {label}: " + ", ".join(f"{k} {v:.1f} us" for k, v in res.items()) +
+              (f"  (fnk err {', '.join(f'{k} {v:.2g}' for k, v in errs.items())})" if errs else ""), flush=True)
+    sweep = []
+    if not a.no_sweep:
+        ns = [1024, 4096, 16384, 65536, 262144] if a.quick else [512, 1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072, 262144]
+        for bwd in (False, True):
+            for n in ns:
+                m = max(1, (1 << 26) // n)
+                res, _ = run_one("rms", (m, n), torch.bfloat16, bwd, max(10, reps // 3), check=False)
+                b = nbytes("rms", (m, n), torch.bfloat16, bwd)
+                sweep.append((bwd, n, m, b, res))
+                print(f"  sweep {'bwd' if bwd else 'fwd'} N={n}: " + ", ".join(f"{k} {b / v / 1e3:.0f} GB/s" for k, v in res.items()), flush=True)
+    write_outputs(a.out, roof, rows, sweep)
+    print(f"bench took {time.time() - t0:.0f} s")
+
+
+def write_outputs(out, roof, rows, sweep):
+    with open(os.path.join(out, "bench.csv"), "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["workload", "impl", "us", "GB/s", "fraction_of_roofline", "roofline_GB/s"])
+        for label, kind, shape, dt, bwd, b, res, _ in rows:
+            for impl, us in res.items():
+                w.writerow([label, impl, f"{us:.2f}", f"{b / us / 1e3:.1f}", f"{b / us / 1e3 / roof:.3f}", f"{roof:.0f}"])
+        for bwd, n, m, b, res in sweep:
+            for impl, us in res.items():
+                w.writerow([f"sweep RMSNorm {'bwd' if bwd else 'fwd'} N={n} M={m}", impl, f"{us:.2f}",
+                            f"{b / us / 1e3:.1f}", f"{b / us / 1e3 / roof:.3f}", f"{roof:.0f}"])
+    print(f"\n{'workload (bf16 unless noted)':34} {'roofline':>8} {'fnk':>8} {'eager':>8} {'compile':>8}"
+          f" {'fnk GB/s':>8} {'of roof':>7} {'vs eager':>8} {'vs comp.':>8}   (us)")
+    for label, kind, shape, dt, bwd, b, res, errs in rows:
+        floor = b / roof / 1e3
+        f, e, c = (res.get(k) for k in ("fnk", "torch eager", "torch.compile"))
+        fmt = lambda v: f"{v:8.1f}" if v else f"{'-':>8}"
+        ratio = lambda p: f"{p / f:7.2f}x" if p and f else f"{'-':>8}"
+        print(f"{label:34} {floor:8.1f} {fmt(f)} {fmt(e)} {fmt(c)} "
+              f"{(b / f / 1e3 if f else 0):8.0f} {(b / f / 1e3 / roof if f else 0):6.0%} {ratio(e)} {ratio(c)}")
+    print("(vs eager / vs comp.: the peer's time over fnk's; above 1 means fnk is faster)")
+    try:
+        sys.path.insert(0, str(Path(__file__).resolve().parent))
+        import plot
+        plot.draw(os.path.join(out, "bench.csv"), out)
+    except ImportError as e:
+        print(f"SKIP plots: {e}; run: python3 bench/plot.py {os.path.join(out, 'bench.csv')} DIR")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,82 @@
+"""fnk.torch on CUDA tensors against torch's own norms: values and gradients
+on ragged shapes, bf16 and f32, narrow rows and rows spread over a cluster,
+non-contiguous inputs, and use inside an nn.Module. Skips without a GPU."""
+import sys
+from pathlib import Path
+
+import pytest
+
+torch = pytest.importorskip("torch")
+if not torch.cuda.is_available():
+    pytest.skip("no CUDA GPU", allow_module_level=True)
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "python"))
+import fnk  # noqa: E402
+import fnk.torch as fnt  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
+
+TOL = {torch.float32: (2e-5, 2e-4), torch.bfloat16: (2e-2, 3e-2)}
+
+
+def close(a, b, dtype, what):
+    rtol, atol = TOL[dtype]
+    scale = max(1.0, b.float().abs().max().item())
+    err = (a.float() - b.float()).abs().max().item()
+    assert err <= atol * scale + rtol * scale, f"{what}: max error {err:.3g} (scale {scale:.3g})"
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+@pytest.mark.parametrize("shape", [(1, 1), (3, 7), (64, 1000), (5, 4096), (2, 3, 8192), (4, 20000), (3, 65536)])
+def test_rms_norm_matches_torch(shape, dtype):
+    g = torch.Generator(device="cuda").manual_seed(sum(shape))
+    x = torch.randn(*shape, device="cuda", generator=g).to(dtype).requires_grad_()
+    w = (torch.rand(shape[-1], device="cuda", generator=g) + 0.5).to(dtype).requires_grad_()
+    dy = torch.randn(*shape, device="cuda", generator=g).to(dtype)
+    y = fnt.rms_norm(x, w, 1e-6)
+    ref = F.rms_norm(x.float(), (shape[-1],), w.float(), 1e-6)
+    close(y, ref, dtype, "y")
+    dx, dw = torch.autograd.grad(y, (x, w), dy)
+    rdx, rdw = torch.autograd.grad(ref, (x, w), dy.float())
+    close(dx, rdx, dtype, "dx")
+    close(dw, rdw, dtype, "dw")
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+@pytest.mark.parametrize("shape", [(1, 1), (3, 7), (64, 1000), (2, 5, 8192)])
+def test_layer_norm_matches_torch(shape, dtype):
+    g = torch.Generator(device="cuda").manual_seed(7 + sum(shape))
+    n = shape[-1]
+    x = (torch.randn(*shape, device="cuda", generator=g) * 2 + 0.3).to(dtype).requires_grad_()
+    w = torch.randn(n, device="cuda", generator=g).to(dtype).requires_grad_()
+    b = torch.randn(n, device="cuda", generator=g).to(dtype).requires_grad_()
+    dy = torch.randn(*shape, device="cuda", generator=g).to(dtype)
+    y = fnt.layer_norm(x, (n,), w, b, 1e-5)
+    ref = F.layer_norm(x.float(), (n,), w.float(), b.float(), 1e-5)
+    close(y, ref, dtype, "y")
+    got = torch.autograd.grad(y, (x, w, b), dy)
+    want = torch.autograd.grad(ref, (x, w, b), dy.float())
+    for name, a, e in zip(("dx", "dw", "db"), got, want):
+        close(a, e, dtype, name)
+
+
+def test_non_contiguous_input_and_module():
+    x = torch.randn(16, 2048, device="cuda")[:, ::2]
+    assert not x.is_contiguous()
+    m = fnt.RMSNorm(1024).cuda()
+    close(m(x), F.rms_norm(x, (1024,), m.weight, 1e-6), torch.float32, "module")
+    seq = torch.nn.Sequential(torch.nn.Linear(1024, 1024, device="cuda"), fnt.LayerNorm(1024, device="cuda"))
+    seq(torch.randn(4, 1024, device="cuda")).sum().backward()
+    assert seq[1].weight.grad is not None and torch.isfinite(seq[1].weight.grad).all()
+
+
+def test_errors_are_clear():
+    x = torch.randn(4, 8, device="cuda")
+    with pytest.raises(ValueError, match="normalized size"):
+        fnt.rms_norm(x, torch.ones(9, device="cuda"))
+    with pytest.raises(TypeError, match="dtype"):
+        fnt.rms_norm(x, torch.ones(8, device="cuda", dtype=torch.bfloat16))
+    mod = fnk.load(Path(__file__).resolve().parents[2] / "stdlib" / "norm" / "rmsnorm.fnk")
+    y, r = torch.empty_like(x), torch.empty(4, device="cuda")
+    with pytest.raises(fnk.ArgumentError, match="contiguous"):
+        mod.rmsnorm_fwd(torch.randn(4, 16, device="cuda")[:, ::2], torch.ones(8, device="cuda"), y, r, eps=1e-6)
+    with pytest.raises(fnk.ArgumentError, match="'w'"):
+        mod.rmsnorm_fwd(x, torch.ones(9, device="cuda"), y, r, eps=1e-6)
