@@ -56,6 +56,13 @@ def _split(n):
     return cluster, block, 16 if block >= 16384 else 8
 
 
+def _fwd_block(n):
+    """Forward tile width. Measured on the H200 (docs/perf-notes.md): the
+    backend is fastest with 2048-wide tiles walked in chunks; wider whole-row
+    tiles hold more per thread and ran slower (518 vs 291 us at 32768x8192)."""
+    return min(_block(n), 2048)
+
+
 def _partials(m, device):
     """CTAs for a backward: a few per SM, never more than rows."""
     sms = torch.cuda.get_device_properties(device).multi_processor_count
@@ -80,7 +87,7 @@ class _RMSNorm(torch.autograd.Function):
         rstd = torch.empty(x2.shape[0], device=x.device, dtype=torch.float32)
         mod = _module("rmsnorm")
         if n <= 8192:
-            mod.rmsnorm_fwd(x2, w, y, rstd, eps=float(eps), BLOCK_N=_block(n), T=_dtype(x2))
+            mod.rmsnorm_fwd(x2, w, y, rstd, eps=float(eps), BLOCK_N=_fwd_block(n), T=_dtype(x2))
         else:
             c, b, warps = _split(n)
             mod.rmsnorm_fwd_split(x2, w, y, rstd, eps=float(eps), BLOCK_N=b, CLUSTER=c, WARPS=warps, T=_dtype(x2))
@@ -117,7 +124,7 @@ class _LayerNorm(torch.autograd.Function):
         y = torch.empty_like(x2)
         mean = torch.empty(m, device=x.device, dtype=torch.float32)
         rstd = torch.empty(m, device=x.device, dtype=torch.float32)
-        _module("layernorm").layernorm_fwd(x2, w, b, y, mean, rstd, eps=float(eps), BLOCK_N=_block(n), T=_dtype(x2))
+        _module("layernorm").layernorm_fwd(x2, w, b, y, mean, rstd, eps=float(eps), BLOCK_N=_fwd_block(n), T=_dtype(x2))
         ctx.save_for_backward(x2, w, mean, rstd)
         ctx.shape = x.shape
         return y.view(x.shape)
