@@ -173,8 +173,13 @@ def run_one(kind, shape, dtype, bwd, reps, check=True):
     y_ref = ref_f(*ins)
     dy = torch.randn_like(y_ref)
     grads_ref = torch.autograd.grad(y_ref, ins, dy) if bwd else None
+    y_ref = y_ref.detach()
     for name, f in impls.items():
         try:
+            # Timed calls use fresh leaves (same storage): a leaf whose
+            # gradient accumulator was made on the default stream, outside the
+            # capture, would break the CUDA-graph capture of the backward.
+            tins = [t.detach().requires_grad_() for t in ins]
             y = f(*ins)
             if check and name == "fnk":
                 errs["y"] = (y.float() - y_ref.float()).abs().max().item()
@@ -186,11 +191,13 @@ def run_one(kind, shape, dtype, bwd, reps, check=True):
                 # Autograd's backward runs on the forward's streams, so it is
                 # captured together with its forward; the backward's time is
                 # (forward + backward) - forward, both with autograd recording.
-                total = time_graph(lambda: torch.autograd.grad(f(*ins), ins, dy), reps)
-                results[name] = total - time_graph(lambda: f(*ins), reps)
+                del y
+                total = time_graph(lambda: torch.autograd.grad(f(*tins), tins, dy), reps)
+                results[name] = total - time_graph(lambda: f(*tins), reps)
             else:
+                del y
                 with torch.no_grad():
-                    results[name] = time_graph(lambda: f(*ins), reps)
+                    results[name] = time_graph(lambda: f(*tins), reps)
         except Exception as e:  # noqa: BLE001 - a peer that fails is reported, not fatal
             print(f"  {name} failed on {kind} {shape}: {str(e).splitlines()[0][:200]}", flush=True)
     return results, errs
@@ -223,6 +230,11 @@ def main():
     _Dit.mod = fnk.load(REPO / "examples" / "dit_modulate.fnk")
     reps = 20 if a.quick else 50
     t0 = time.time()
+    # A second of copies first, so the roofline is measured at working clocks.
+    warm = torch.empty(1 << 28, device=DEV)
+    while time.time() - t0 < 1.0:
+        warm.mul_(1.0)
+    torch.cuda.synchronize()
     roof = copy_bandwidth()
     print(f"{torch.cuda.get_device_name()}  torch {torch.__version__}  copy roofline {roof:.0f} GB/s", flush=True)
     rows = []
