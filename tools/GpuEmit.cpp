@@ -1,13 +1,15 @@
 #include "tools/GpuEmit.h"
 
 #include "backend/cubin/Cubin.h"
+#include "backend/cubin/Header.h"
 #include "backend/nvptx/Codegen.h"
 #include "ir/passes/Layout.h"
 #include "support/Diagnostics.h"
 
 namespace fnk::tools {
 
-Status emitGpu(ir::Module& m, const std::string& kind, std::string& out, const std::string& arch) {
+Status emitGpu(ir::Module& m, const std::string& kind, std::string& out, const std::string& arch,
+               const std::string& source) {
   if (m.functions.size() != 1) {
     std::string names;
     for (const auto& f : m.functions) names += (names.empty() ? "" : ", ") + f->name;
@@ -24,6 +26,14 @@ Status emitGpu(ir::Module& m, const std::string& kind, std::string& out, const s
     return Status::ok();
   }
   if (kind == "cubin") return cubin::assemble(ptx, arch, fn.name, out);
+  if (kind == "header") {
+    // Without an assembler the header carries the PTX for the driver to JIT.
+    std::string image;
+    bool isPtx = !cubin::haveAssembler();
+    if (isPtx) image = ptx;
+    else if (Status s = cubin::assemble(ptx, arch, fn.name, image); !s) return s;
+    return cubin::emitHeader(fn, image, isPtx, source, out);
+  }
   return Status::error("unknown GPU output '" + kind + "'");
 }
 

@@ -11,6 +11,9 @@ namespace fnk::tools {
 
 /// Emits `kind` (llvm, ptx or cubin) for the one kernel of `m` (after the
 /// pipeline) into `out`. `arch` defaults to sm_90a.
-Status emitGpu(ir::Module& m, const std::string& kind, std::string& out, const std::string& arch = "sm_90a");
+/// `header` writes a C/C++ launch header (backend/cubin/Header.h); `source`
+/// names the input file in its comment.
+Status emitGpu(ir::Module& m, const std::string& kind, std::string& out, const std::string& arch = "sm_90a",
+               const std::string& source = {});
 
 }  // namespace fnk::tools

@@ -30,7 +30,8 @@ options:
   -I DIR                 add an import search directory (repeatable)
   --stdlib DIR           use DIR as the standard library (default: built in)
   --emit=KIND            ast | ir | ir-raw (before passes) | none (default: none);
-                         with the GPU backend also llvm | ptx | cubin (one kernel: -k)
+                         with the GPU backend also llvm | ptx | cubin | header
+                         (one kernel: -k; header: a C/C++ launch header)
   -O0                    skip the optimization pipeline
   --pass=NAME            run only the named pass on the input and print the IR
   --print-after=NAME     print the IR after pass NAME
@@ -92,7 +93,7 @@ int parseArgs(int argc, char** argv, Options& o, bool& exitNow) {
   bool known = false;
   for (const char* e : kEmits) known |= o.emit == e;
 #ifdef FNK_HAVE_GPU
-  known |= o.emit == "llvm" || o.emit == "ptx" || o.emit == "cubin";
+  known |= o.emit == "llvm" || o.emit == "ptx" || o.emit == "cubin" || o.emit == "header";
 #endif
   if (!known && (o.emit == "llvm" || o.emit == "ptx" || o.emit == "cubin" || o.emit == "header"))
     return usageError("--emit=" + o.emit + " needs the GPU backend, which this build does not include");
@@ -152,9 +153,9 @@ int compile(Options& o) {
   }
   if (o.emit == "ir" || !o.pass.empty()) ir::print(out, *m);
 #ifdef FNK_HAVE_GPU
-  if (o.emit == "llvm" || o.emit == "ptx" || o.emit == "cubin") {
+  if (o.emit == "llvm" || o.emit == "ptx" || o.emit == "cubin" || o.emit == "header") {
     std::string text;
-    if (Status s = tools::emitGpu(*m, o.emit, text); !s) {
+    if (Status s = tools::emitGpu(*m, o.emit, text, "sm_90a", o.input); !s) {
       diags.error({}, s.message());
       return finish(false);
     }

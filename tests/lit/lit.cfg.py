@@ -14,3 +14,10 @@ config.substitutions.append(("%fnk", os.path.join(config.fnk_bin_root, "fnk")))
 config.substitutions.append(("FileCheck", config.filecheck))
 config.substitutions.append(("%python", "/usr/bin/python3"))
 config.substitutions.append(("%stdlib", os.path.join(config.fnk_src_root, "stdlib")))
+
+# The GPU backend's emitters (fnkc --emit=ptx|header) are tested where the
+# build has them; compiling a generated header needs CUDA's cuda.h.
+if getattr(config, "fnk_gpu", "OFF") in ("ON", "1", "TRUE"):
+    config.available_features.add("fnk-gpu")
+if os.path.exists("/usr/local/cuda/include/cuda.h"):
+    config.available_features.add("cuda-headers")
