@@ -31,6 +31,17 @@ rc=0
 if [ $checks = 1 ]; then
   PYTHONUNBUFFERED=1 python3 tests/gpu/run_checks.py "$FNK" "$OUT" $quick || rc=1
 fi
+if [ $checks = 1 ]; then
+  # fnkc --emit=header, used by a plain C++ program with only the driver API.
+  FNKC=${FNKC:-$(dirname "$FNK")/fnkc}
+  if [ -x "$FNKC" ] && command -v g++ >/dev/null && [ -e /usr/local/cuda/include/cuda.h ]; then
+    "$FNKC" stdlib/norm/rmsnorm.fnk -k rmsnorm_fwd -D T=f32 --emit=header -o "$OUT/rmsnorm_fwd.h" &&
+      g++ -O1 -std=c++17 -I/usr/local/cuda/include -DFNK_HEADER="\"$OUT/rmsnorm_fwd.h\"" tests/gpu/aot_header_test.cpp \
+        -o "$OUT/aot_header_test" -L/usr/local/cuda/lib64/stubs -lcuda && "$OUT/aot_header_test" || rc=1
+  else
+    echo "SKIP aot header: needs fnkc next to fnk, g++ and cuda.h"
+  fi
+fi
 if [ $checks = 1 ] && python3 -c 'import torch' 2>/dev/null; then
   # The Python package on torch CUDA tensors: fnk.torch against torch's norms.
   FNK_BUILD_DIR=$(dirname "$FNK") PYTHONUNBUFFERED=1 python3 -m pytest -q -p no:cacheprovider tests/gpu/test_torch.py 2>&1 \
