@@ -18,6 +18,7 @@
 #include "backend/nvptx/Codegen.h"
 #include "backend/runtime/Grid.h"
 #include "ir/Printer.h"
+#include "support/DiskCache.h"
 
 namespace fnk::rt {
 
@@ -25,55 +26,10 @@ namespace fs = std::filesystem;
 
 namespace {
 
-uint64_t fnv1a(const std::string& s, uint64_t h = 1469598103934665603ull) {
-  for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
-  return h;
-}
-
 std::string hex(uint64_t v) {
   char buf[17];
   std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(v));
   return buf;
-}
-
-constexpr char kMagic[8] = {'F', 'N', 'K', 'C', 'U', 'B', '1', '\n'};
-
-/// Entry layout: magic, u64 payload length, u64 checksum of the payload, payload.
-bool readEntry(const fs::path& p, std::string& payload) {
-  std::ifstream f(p, std::ios::binary);
-  if (!f) return false;
-  char magic[8];
-  uint64_t len = 0, sum = 0;
-  if (!f.read(magic, 8) || std::memcmp(magic, kMagic, 8) != 0) return false;
-  if (!f.read(reinterpret_cast<char*>(&len), 8) || !f.read(reinterpret_cast<char*>(&sum), 8)) return false;
-  if (len > (uint64_t(1) << 30)) return false;
-  payload.resize(len);
-  if (!f.read(payload.data(), static_cast<std::streamsize>(len))) return false;
-  if (f.peek() != std::char_traits<char>::eof()) return false;  // trailing bytes: not ours
-  return fnv1a(payload) == sum;
-}
-
-void writeEntry(const fs::path& p, const std::string& payload) {
-  std::error_code ec;
-  fs::create_directories(p.parent_path(), ec);
-  std::random_device rd;
-  fs::path tmp = p;
-  tmp += ".tmp." + std::to_string(getpid()) + "." + hex(rd());
-  {
-    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    uint64_t len = payload.size(), sum = fnv1a(payload);
-    f.write(kMagic, 8);
-    f.write(reinterpret_cast<const char*>(&len), 8);
-    f.write(reinterpret_cast<const char*>(&sum), 8);
-    f.write(payload.data(), static_cast<std::streamsize>(payload.size()));
-    if (!f) {
-      f.close();
-      fs::remove(tmp, ec);
-      return;  // a cache that cannot be written is only slower
-    }
-  }
-  fs::rename(tmp, p, ec);
-  if (ec) fs::remove(tmp, ec);
 }
 
 struct MemoryCache {
@@ -98,8 +54,8 @@ Status compileAndLoad(const ir::Function& fn, Device& dev, Kernel& out, CompileI
   nvptx::TargetOptions topts;
   std::ostringstream ir;
   ir::print(ir, fn);
-  std::string key = hex(fnv1a(ir.str() + "|" + topts.arch + "|" + topts.features + "|" FNK_VERSION)) +
-                    hex(fnv1a(ir.str(), 88172645463325252ull));
+  std::string key = hex(fnv1a64(ir.str() + "|" + topts.arch + "|" + topts.features + "|" FNK_VERSION)) +
+                    hex(fnv1a64(ir.str(), 88172645463325252ull));
   CompileInfo local;
   CompileInfo& ci = info ? *info : local;
   {
@@ -112,13 +68,13 @@ Status compileAndLoad(const ir::Function& fn, Device& dev, Kernel& out, CompileI
   }
   std::string dir = cacheDir(), image;
   fs::path entry = dir.empty() ? fs::path() : fs::path(dir) / (fn.name + "-" + key + ".cubin");
-  if (!dir.empty() && readEntry(entry, image)) ci.fromDisk = true;
+  if (!dir.empty() && readCacheEntry(entry.string(), image)) ci.fromDisk = true;
   if (!ci.fromDisk) {
     std::string ptx;
     if (Status s = nvptx::emitPTX(fn, topts, ptx); !s) return s;
     if (cubin::haveAssembler()) {
       if (Status s = cubin::assemble(ptx, topts.arch, fn.name, image); !s) return s;
-      if (!dir.empty()) writeEntry(entry, image);
+      if (!dir.empty()) writeCacheEntry(entry.string(), image);
     } else {
       image = ptx;  // the driver JIT-compiles PTX; nothing worth caching on disk
     }
