@@ -15,6 +15,11 @@
 #include "support/Float.h"
 #include "support/Npy.h"
 #include "tools/LineReader.h"
+#ifdef FNK_HAVE_GPU
+#include "backend/cubin/Cubin.h"
+#include "backend/nvptx/Codegen.h"
+#include "tools/GpuRun.h"
+#endif
 
 namespace fnk {
 
@@ -35,7 +40,7 @@ const char* kHelp = R"(commands (one per line; errors never end the session):
   stats X                       shape, dtype, min/max/mean/std, NaN and Inf counts
   compare X Y                   largest absolute and relative difference
   ir K [NAME=V..]               the kernel's tile IR after the pass pipeline
-  ptx K [NAME=V..]              PTX (needs the GPU backend)
+  ptx K [NAME=V..]              PTX and its resource use (registers, shared memory, spills)
   kernels | vars | del X        list kernels, list tensors, drop a tensor
   help | quit
 )";
@@ -268,7 +273,9 @@ bool Session::run(const std::vector<std::string>& t, bool timed) {
     } else if (isConst) consts[k] = v;
     else named[k] = v;
   }
+#ifndef FNK_HAVE_GPU
   if (gpu) return error("@gpu needs the GPU backend, which this build does not include");
+#endif
   // Map positional arguments onto parameters in declaration order.
   if (positional.size() > decl->params.size())
     return error(t[1] + " takes " + std::to_string(decl->params.size()) + " arguments, got " + std::to_string(positional.size()));
@@ -327,7 +334,15 @@ bool Session::run(const std::vector<std::string>& t, bool timed) {
   interp::RunOptions ro;
   ro.poisonOutputs = true;
   std::vector<double> ms;
-  for (int r = 0; r < (timed ? reps : 1); ++r) {
+#ifdef FNK_HAVE_GPU
+  if (gpu) {
+    tools::GpuRunOptions go;
+    go.bench = timed;
+    go.iters = reps;
+    if (Status s = tools::runGpu(*fn, args, go, out_); !s) return error(s.message());
+  }
+#endif
+  for (int r = 0; r < (timed && !gpu ? reps : gpu ? 0 : 1); ++r) {
     auto t0 = std::chrono::steady_clock::now();
     if (Status s = interp::run(*fn, args, ro); !s) return error("kernel '" + fn->name + "': " + s.message());
     ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
@@ -340,7 +355,7 @@ bool Session::run(const std::vector<std::string>& t, bool timed) {
     bool fresh = std::find(created.begin(), created.end(), p.name) != created.end();
     out_ << named[p.name] << ": " << describe(r) << (fresh ? " (new)" : "") << "\n";
   }
-  if (timed) {
+  if (timed && !gpu) {
     std::sort(ms.begin(), ms.end());
     out_ << fn->name << " on cpu (interpreter): median " << std::fixed << std::setprecision(3) << ms[ms.size() / 2]
          << " ms over " << ms.size() << " runs\n";
@@ -469,7 +484,9 @@ bool Session::compare(const std::string& x, const std::string& y) {
 
 bool Session::showIR(const std::vector<std::string>& t) {
   if (t.size() < 2) return error("usage: " + t[0] + " KERNEL [NAME=VALUE..]");
+#ifndef FNK_HAVE_GPU
   if (t[0] == "ptx") return error("ptx needs the GPU backend, which this build does not include");
+#endif
   const ast::FuncDecl* decl = nullptr;
   Module* m = findKernel(t[1], &decl);
   if (!m) return error("no kernel named '" + t[1] + "'");
@@ -485,6 +502,18 @@ bool Session::showIR(const std::vector<std::string>& t) {
     out_ << m->diags->str();
     return false;
   }
+#ifdef FNK_HAVE_GPU
+  if (t[0] == "ptx") {
+    // The PTX, then what ptxas says of it: registers, shared memory, spills.
+    std::string ptx, cubin, log;
+    if (Status s = nvptx::emitPTX(*fn, nvptx::TargetOptions{}, ptx); !s) return error(s.message());
+    out_ << ptx;
+    if (!cubin::haveAssembler()) return out_ << "(no ptxas or nvJitLink here: no resource report)\n", true;
+    if (Status s = cubin::assemble(ptx, "sm_90a", fn->name, cubin, &log); !s) return error(s.message());
+    out_ << "resources (ptxas -v):\n" << log;
+    return true;
+  }
+#endif
   ir::print(out_, *fn);
   return true;
 }

@@ -49,6 +49,7 @@ Status viaPtxas(const std::string& ptxas, const std::string& ptx, const std::str
     f << ptx;
   }
   std::vector<std::string> argv = {ptxas, "-arch=" + arch, "-O3", in, "-o", out};
+  if (log) argv.insert(argv.begin() + 1, "-v");  // registers, shared memory, spills
   std::vector<char*> cargv;
   for (auto& a : argv) cargv.push_back(a.data());
   cargv.push_back(nullptr);
