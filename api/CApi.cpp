@@ -1,5 +1,6 @@
 // libfnk's C ABI (api/fnk.h) over the C++ front end, pipeline and interpreter.
 #include <cstdlib>
+#include <functional>
 #include <cstring>
 #include <map>
 #include <sstream>
@@ -155,43 +156,55 @@ bool makeView(const fnk_arg& a, MemView& v, std::string& err) {
   return true;
 }
 
-int32_t runOnCpu(const ir::Function& fn, const fnk_arg* args, int32_t nArgs, char** error) {
-  interp::ArgBinder binder(fn);
-  std::vector<HostArray> arrays(static_cast<size_t>(nArgs));
-  std::vector<MemView> views(static_cast<size_t>(nArgs));
+/// Binds every argument: scalars directly, each tensor through `tensor`,
+/// which gets the tensor's view of caller memory and binds it. Returns
+/// false with `error` set on the first problem, before anything runs.
+bool bindAll(interp::ArgBinder& binder, const fnk_arg* args, int32_t nArgs, char** error,
+             const std::function<Status(int32_t, const fnk_arg&, const MemView&)>& tensor) {
   std::string err;
   for (int32_t i = 0; i < nArgs; ++i) {
     const fnk_arg& a = args[i];
-    if (!a.name) {
-      setError(error, "argument " + std::to_string(i) + " has no name");
-      return 1;
+    if (!a.name) err = "argument " + std::to_string(i) + " has no name";
+    else if (!a.is_tensor) {
+      if (Status s = binder.bindScalar(a.name, a.scalar); !s) err = s.message();
+    } else {
+      MemView v;
+      if (makeView(a, v, err))
+        if (Status s = tensor(i, a, v); !s) err = s.message();
     }
-    if (!a.is_tensor) {
-      if (Status s = binder.bindScalar(a.name, a.scalar); !s) {
-        setError(error, s.message());
-        return 1;
-      }
-      continue;
-    }
-    if (!makeView(a, views[i], err)) {
+    if (!err.empty()) {
       setError(error, err);
-      return 1;
-    }
-    HostArray& h = arrays[i];
-    h.dtype = ir::isFloat(views[i].dtype) && views[i].dtype != ir::DType::F64 ? ir::DType::F32 : views[i].dtype;
-    h.shape = views[i].shape;
-    h.data.resize(static_cast<size_t>(h.numElements()));
-    views[i].forEach([&](int64_t li, int64_t off) { h.data[li] = views[i].get(off); });
-    if (Status s = binder.bindTensor(a.name, h); !s) {
-      setError(error, s.message());
-      return 1;
+      return false;
     }
   }
-  std::vector<interp::Arg> bound;
+  return true;
+}
+
+int32_t finishBinding(const interp::ArgBinder& binder, std::vector<interp::Arg>& bound, char** error) {
   if (Status s = binder.finish(bound); !s) {
     setError(error, s.message());
     return 1;
   }
+  return 0;
+}
+
+/// Host memory runs in the interpreter: values are copied in (rounded to the
+/// parameter dtype) and outputs copied back in their memory's dtype.
+int32_t runOnCpu(const ir::Function& fn, const fnk_arg* args, int32_t nArgs, char** error) {
+  interp::ArgBinder binder(fn);
+  std::vector<HostArray> arrays(static_cast<size_t>(nArgs));
+  std::vector<MemView> views(static_cast<size_t>(nArgs));
+  bool ok = bindAll(binder, args, nArgs, error, [&](int32_t i, const fnk_arg& a, const MemView& v) {
+    views[i] = v;
+    HostArray& h = arrays[i];
+    h.dtype = ir::isFloat(v.dtype) && v.dtype != ir::DType::F64 ? ir::DType::F32 : v.dtype;
+    h.shape = v.shape;
+    h.data.resize(static_cast<size_t>(h.numElements()));
+    v.forEach([&](int64_t li, int64_t off) { h.data[li] = v.get(off); });
+    return binder.bindTensor(a.name, h);
+  });
+  std::vector<interp::Arg> bound;
+  if (!ok || finishBinding(binder, bound, error)) return 1;
   interp::RunOptions ro;
   ro.poisonOutputs = true;
   if (Status s = interp::run(fn, bound, ro); !s) {
@@ -199,9 +212,7 @@ int32_t runOnCpu(const ir::Function& fn, const fnk_arg* args, int32_t nArgs, cha
     return 1;
   }
   for (int32_t i = 0; i < nArgs; ++i) {
-    if (!args[i].is_tensor) continue;
-    int p = fn.paramIndex(args[i].name);
-    if (!fn.params[p].type.isOut) continue;
+    if (!args[i].is_tensor || !fn.params[fn.paramIndex(args[i].name)].type.isOut) continue;
     views[i].forEach([&](int64_t li, int64_t off) { views[i].set(off, arrays[i].data[li]); });
   }
   return 0;
@@ -220,56 +231,27 @@ int32_t runOnGpu(const ir::Function& fn, const fnk_arg* args, int32_t nArgs, voi
   interp::ArgBinder binder(fn);
   std::vector<HostArray> shapes(static_cast<size_t>(nArgs));
   std::vector<rt::DevPtr> bufs(fn.params.size(), 0);
-  std::string err;
-  for (int32_t i = 0; i < nArgs; ++i) {
-    const fnk_arg& a = args[i];
-    if (!a.name) {
-      setError(error, "argument " + std::to_string(i) + " has no name");
-      return 1;
-    }
-    if (!a.is_tensor) {
-      if (Status s = binder.bindScalar(a.name, a.scalar); !s) {
-        setError(error, s.message());
-        return 1;
-      }
-      continue;
-    }
-    MemView v;
-    if (!makeView(a, v, err)) {
-      setError(error, err);
-      return 1;
-    }
+  bool ok = bindAll(binder, args, nArgs, error, [&](int32_t i, const fnk_arg& a, const MemView& v) {
     int64_t expect = 1;
     for (size_t k = v.shape.size(); k-- > 0;) {
-      if (v.shape[k] > 1 && v.strides[k] != expect) {
-        setError(error, std::string("'") + a.name + "' must be contiguous on the GPU (row-major); call .contiguous()");
-        return 1;
-      }
+      if (v.shape[k] > 1 && v.strides[k] != expect)
+        return Status::error(std::string("'") + a.name + "' must be contiguous on the GPU (row-major); call .contiguous()");
       expect *= v.shape[k];
     }
-    if (reinterpret_cast<uintptr_t>(v.base) % static_cast<uintptr_t>(elementBytes(v.dtype))) {
-      setError(error, std::string("'") + a.name + "' is not aligned to its element size");
-      return 1;
-    }
+    if (reinterpret_cast<uintptr_t>(v.base) % static_cast<uintptr_t>(elementBytes(v.dtype)))
+      return Status::error(std::string("'") + a.name + "' is not aligned to its element size");
     shapes[i].dtype = v.dtype;
     shapes[i].shape = v.shape;
-    if (Status s = binder.bindShape(a.name, shapes[i]); !s) {
-      setError(error, s.message());
-      return 1;
-    }
+    if (Status s = binder.bindShape(a.name, shapes[i]); !s) return s;
     bufs[static_cast<size_t>(fn.paramIndex(a.name))] = reinterpret_cast<rt::DevPtr>(v.base);
-  }
+    return Status::ok();
+  });
   std::vector<interp::Arg> bound;
-  if (Status s = binder.finish(bound); !s) {
-    setError(error, s.message());
-    return 1;
-  }
+  if (!ok || finishBinding(binder, bound, error)) return 1;
   rt::Kernel k;
-  if (Status s = rt::compileAndLoad(fn, *dev, k); !s) {
-    setError(error, s.message());
-    return 1;
-  }
-  if (Status s = rt::launch(*dev, fn, k, bound, bufs, stream); !s) {
+  Status s = rt::compileAndLoad(fn, *dev, k);
+  if (s) s = rt::launch(*dev, fn, k, bound, bufs, stream);
+  if (!s) {
     setError(error, s.message());
     return 1;
   }
