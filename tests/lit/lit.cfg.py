@@ -19,5 +19,7 @@ config.substitutions.append(("%stdlib", os.path.join(config.fnk_src_root, "stdli
 # build has them; compiling a generated header needs CUDA's cuda.h.
 if getattr(config, "fnk_gpu", "OFF") in ("ON", "1", "TRUE"):
     config.available_features.add("fnk-gpu")
+if os.path.exists("/usr/local/cuda/bin/ptxas"):
+    config.available_features.add("ptxas")
 if os.path.exists("/usr/local/cuda/include/cuda.h"):
     config.available_features.add("cuda-headers")
