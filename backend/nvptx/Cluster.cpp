@@ -12,6 +12,7 @@
 namespace fnk::nvptx::detail {
 
 Status Lowerer::lowerCluster(const ir::Operation& op) {
+  flushClusterWait();
   auto clusterSync = [&] {
     intrinsic(llvm::Intrinsic::nvvm_barrier_cluster_arrive, {}, {});
     intrinsic(llvm::Intrinsic::nvvm_barrier_cluster_wait, {}, {});
@@ -60,21 +61,50 @@ Status Lowerer::lowerCluster(const ir::Operation& op) {
            [&] { b.CreateAlignedStore(v, b.CreateGEP(accTy, buf, e), llvm::Align(bytes)); });
   }
   clusterSync();
-  for (size_t r = 0; r < out.regs.size(); ++r) {
-    llvm::Value* e = elemIndex(out.layout, static_cast<int64_t>(r));
-    if (llvm::Value* valid = elemValid(out.layout, static_cast<int64_t>(r))) e = b.CreateSelect(valid, e, i32(0));
-    llvm::Value* local = b.CreateAddrSpaceCast(b.CreateGEP(accTy, buf, e), llvm::PointerType::get(ctx, 0));
+  if (src.layout.uniform && n <= 32) {
+    // A uniform value: lane q of every warp reads peer q's slot (one
+    // distributed-shared-memory load per lane, not n per thread), and the
+    // lanes fold the n values in rank order (as the interpreter does) from
+    // warp shuffles, so every thread ends with the same result.
+    llvm::Value* lane = b.CreateAnd(tid, i32(31));
+    llvm::Value* q = b.CreateSelect(b.CreateICmpULT(lane, i32(n)), lane, i32(0));
+    llvm::Value* local = b.CreateAddrSpaceCast(b.CreateGEP(accTy, buf, i32(0)), llvm::PointerType::get(ctx, 0));
+    llvm::Value* peer = intrinsic(llvm::Intrinsic::nvvm_mapa, {}, {local, q});
+    llvm::Value* x = b.CreateAlignedLoad(accTy, peer, llvm::Align(bytes));
     llvm::Value* s = nullptr;
-    for (int64_t q = 0; q < n; ++q) {
-      llvm::Value* peer = intrinsic(llvm::Intrinsic::nvvm_mapa, {}, {local, i32(q)});
-      llvm::Value* x = b.CreateAlignedLoad(accTy, peer, llvm::Align(bytes));
-      s = s ? combine(kind, accDt, s, x) : x;
+    for (int64_t k = 0; k < n; ++k) {
+      llvm::Value* xk = shuffleIdx(x, static_cast<int>(k));
+      s = s ? combine(kind, accDt, s, xk) : xk;
     }
-    out.regs[r] = ir::isFloat(dt) ? fromAcc(s, dt) : s;
+    out.regs[0] = ir::isFloat(dt) ? fromAcc(s, dt) : s;
+  } else {
+    for (size_t r = 0; r < out.regs.size(); ++r) {
+      llvm::Value* e = elemIndex(out.layout, static_cast<int64_t>(r));
+      if (llvm::Value* valid = elemValid(out.layout, static_cast<int64_t>(r))) e = b.CreateSelect(valid, e, i32(0));
+      llvm::Value* local = b.CreateAddrSpaceCast(b.CreateGEP(accTy, buf, e), llvm::PointerType::get(ctx, 0));
+      llvm::Value* s = nullptr;
+      for (int64_t q = 0; q < n; ++q) {
+        llvm::Value* peer = intrinsic(llvm::Intrinsic::nvvm_mapa, {}, {local, i32(q)});
+        llvm::Value* x = b.CreateAlignedLoad(accTy, peer, llvm::Align(bytes));
+        s = s ? combine(kind, accDt, s, x) : x;
+      }
+      out.regs[r] = ir::isFloat(dt) ? fromAcc(s, dt) : s;
+    }
   }
-  clusterSync();
+  // The second cluster barrier keeps this CTA's buffer alive (and unwritten)
+  // until every peer has read it. Only its arrive is issued here; the wait is
+  // deferred to the end of the enclosing block or the next op that needs it
+  // (flushClusterWait), so the rest of the row's work overlaps it.
+  intrinsic(llvm::Intrinsic::nvvm_barrier_cluster_arrive, {}, {});
+  clusterWaitPending = curBlock;
   tiles[op.result()] = out;
   return Status::ok();
+}
+
+void Lowerer::flushClusterWait() {
+  if (!clusterWaitPending) return;
+  intrinsic(llvm::Intrinsic::nvvm_barrier_cluster_wait, {}, {});
+  clusterWaitPending = nullptr;
 }
 
 }  // namespace fnk::nvptx::detail

@@ -53,25 +53,58 @@ llvm::Value* Lowerer::intrinsic(unsigned id, llvm::ArrayRef<llvm::Type*> types, 
 
 void Lowerer::barrier() { intrinsic(llvm::Intrinsic::nvvm_barrier_cta_sync_aligned_all, {}, {i32(0)}); }
 
-llvm::Value* Lowerer::scratch(int64_t bytes) {
-  if (!scratch_) {
+llvm::Value* Lowerer::scratch(int64_t bytes, int which) {
+  if (!scratch_[which]) {
     auto* ty = llvm::ArrayType::get(b.getInt8Ty(), 16);
-    scratch_ = new llvm::GlobalVariable(mod, ty, false, llvm::GlobalValue::InternalLinkage, llvm::UndefValue::get(ty),
-                                        "fnk_scratch_placeholder", nullptr, llvm::GlobalValue::NotThreadLocal, 3);
+    scratch_[which] = new llvm::GlobalVariable(mod, ty, false, llvm::GlobalValue::InternalLinkage, llvm::UndefValue::get(ty),
+                                               "fnk_scratch_placeholder", nullptr, llvm::GlobalValue::NotThreadLocal, 3);
   }
-  scratchBytes_ = std::max(scratchBytes_, (bytes + 15) / 16 * 16);
-  return scratch_;
+  scratchBytes_[which] = std::max(scratchBytes_[which], (bytes + 15) / 16 * 16);
+  return scratch_[which];
+}
+
+llvm::Value* Lowerer::scratchBegin(int64_t bytes) {
+  static const bool off = [] {
+    const char* e = std::getenv("FNK_SCRATCH_BARRIERS");  // experiment knob: always the leading bar.sync
+    return e && *e && *e != '0';
+  }();
+  ++scratchUses;
+  constexpr int64_t kSmall = 2048;  // the second buffer stays small (reductions' partials)
+  using S = ScratchState;
+  if (off) {
+    barrier();
+    scratchState = S::Unknown;
+    return scratch(bytes, 0);
+  }
+  if (bytes <= kSmall && scratchState != S::Unknown) {
+    int which = scratchState == S::A ? 1 : 0;
+    scratchState = which ? S::B : S::A;
+    return scratch(bytes, which);
+  }
+  if (scratchState == S::A || scratchState == S::Unknown) barrier();
+  scratchState = S::A;
+  return scratch(bytes, 0);
 }
 
 void Lowerer::finishScratch() {
-  if (!scratch_) return;
-  auto* ty = llvm::ArrayType::get(b.getInt8Ty(), static_cast<uint64_t>(std::max<int64_t>(scratchBytes_, 16)));
+  // One shared array: buffer A, then buffer B at a constant offset, so that
+  // both are addressed off the same base register.
+  if (!scratch_[0]) return;
+  const int64_t sizeA = std::max<int64_t>(scratchBytes_[0], 16);
+  const int64_t total = sizeA + (scratch_[1] ? scratchBytes_[1] : 0);
+  auto* ty = llvm::ArrayType::get(b.getInt8Ty(), static_cast<uint64_t>(total));
   auto* g = new llvm::GlobalVariable(mod, ty, false, llvm::GlobalValue::InternalLinkage, llvm::UndefValue::get(ty),
                                      "fnk_scratch", nullptr, llvm::GlobalValue::NotThreadLocal, 3);
   g->setAlignment(llvm::Align(16));
-  scratch_->replaceAllUsesWith(g);
-  scratch_->eraseFromParent();
-  scratch_ = g;
+  scratch_[0]->replaceAllUsesWith(g);
+  scratch_[0]->eraseFromParent();
+  scratch_[0] = g;
+  if (scratch_[1]) {
+    llvm::Constant* bBase = llvm::ConstantExpr::getInBoundsGetElementPtr(b.getInt8Ty(), g, b.getInt64(static_cast<uint64_t>(sizeA)));
+    scratch_[1]->replaceAllUsesWith(bBase);
+    scratch_[1]->eraseFromParent();
+    scratch_[1] = nullptr;
+  }
 }
 
 llvm::Value* Lowerer::andAll(llvm::Value* a, llvm::Value* c) {
@@ -151,6 +184,16 @@ const TV& Lowerer::tile(const ir::Value* v) {
   return tv;
 }
 
+namespace {
+void collectWritten(const ir::Block& blk, std::unordered_set<const ir::Value*>& out) {
+  for (const auto& op : blk.ops()) {
+    if (op->kind() == ir::OpKind::Store) out.insert(op->operand(0));
+    for (unsigned r = 0; r < op->numRegions(); ++r)
+      for (const auto& nb : op->region(r).blocks()) collectWritten(*nb, out);
+  }
+}
+}  // namespace
+
 Status Lowerer::run() {
   std::vector<llvm::Type*> params;
   std::vector<AbiSlot> abi = kernelAbi(fn);
@@ -179,6 +222,7 @@ Status Lowerer::run() {
   for (int64_t v : {1, 2, 4, 8}) tidTimes_[v] = v == 1 ? tid : b.CreateMul(tid, i32(v), "tidv");
 
   const ir::Block& body = fn.body.front();
+  collectWritten(body, written);
   size_t argNo = 0;
   for (size_t i = 0; i < fn.params.size(); ++i) {
     const ir::Type& t = fn.params[i].type;
@@ -221,8 +265,71 @@ Status Lowerer::run() {
   return Status::ok();
 }
 
-Status Lowerer::lowerBlock(const ir::Block& blk, std::vector<TV>* yielded) {
+Status Lowerer::hoistLoads(const ir::Block& blk, const ir::Operation* pos) {
+  static const bool off = [] {
+    const char* e = std::getenv("FNK_NO_HOIST");
+    return e && *e && *e != '0';
+  }();
+  if (off) return Status::ok();
+  bool after = false;
   for (const auto& op : blk.ops()) {
+    if (op.get() == pos) {
+      after = true;
+      continue;
+    }
+    if (!after || op->kind() != ir::OpKind::Load || early.count(op.get())) continue;
+    // Only wide tiles (two or more chunks per thread): their kernels are
+    // register-limited to few CTAs per SM, and loads in flight per thread are
+    // what hides latency. A one-chunk tile's kernel is thread-limited (8 CTAs
+    // of 256 threads at <= 32 registers); holding more values across the
+    // reduction would cost resident CTAs (DiT 1024: 32 -> 46 registers,
+    // 8 -> 5 CTAs per SM) for loads that mostly hit L2.
+    if (layoutOf(op->result()->type().shape).chunks < 2) continue;
+    auto mit = mems.find(op->operand(0));
+    if (mit == mems.end() || mit->second.addrSpace != 1 || written.count(op->operand(0))) continue;
+    bool ready = true;
+    for (unsigned i = 1; ready && i < op->numOperands(); ++i) ready = tiles.count(op->operand(i)) != 0;
+    if (!ready) continue;
+    if (Status s = lowerOp(*op); !s) return s;
+    early.insert(op.get());
+  }
+  return Status::ok();
+}
+
+namespace {
+bool hasClusterOp(const ir::Operation& op) {
+  switch (op.kind()) {
+    case ir::OpKind::ClusterRank: case ir::OpKind::ClusterSize:
+    case ir::OpKind::ClusterSync: case ir::OpKind::ClusterReduce: return true;
+    default: break;
+  }
+  for (unsigned r = 0; r < op.numRegions(); ++r)
+    for (const auto& nb : op.region(r).blocks())
+      for (const auto& o : nb->ops())
+        if (hasClusterOp(*o)) return true;
+  return false;
+}
+}  // namespace
+
+Status Lowerer::lowerBlock(const ir::Block& blk, std::vector<TV>* yielded) {
+  const ir::Block* outer = curBlock;
+  curBlock = &blk;
+  Status s = lowerBlockOps(blk, yielded);
+  // A cluster wait deferred by this block's last cluster.reduce is issued at
+  // its end (every thread of the cluster reaches it: cluster ops sit in
+  // uniform control flow); one pending from an enclosing block stays pending.
+  // (A return flushes it before its ret: see lowerBlockOps.)
+  if (clusterWaitPending == &blk && !b.GetInsertBlock()->getTerminator()) flushClusterWait();
+  curBlock = outer;
+  return s;
+}
+
+Status Lowerer::lowerBlockOps(const ir::Block& blk, std::vector<TV>* yielded) {
+  for (const auto& op : blk.ops()) {
+    if (early.count(op.get())) continue;  // lowered ahead (hoistLoads)
+    if (op->kind() == ir::OpKind::Return || (op->numRegions() > 0 && hasClusterOp(*op))) flushClusterWait();
+    if (op->kind() == ir::OpKind::Reduce || op->kind() == ir::OpKind::ClusterReduce)
+      if (Status s = hoistLoads(blk, op.get()); !s) return s;
     if (op->kind() == ir::OpKind::Yield) {
       if (yielded)
         for (ir::Value* v : op->operands()) yielded->push_back(tile(v));
@@ -364,6 +471,11 @@ Status Lowerer::lowerFor(const ir::Operation& op) {
     }
   b.CreateCondBr(b.CreateICmpSLT(iv, hi), loop, exit);
   b.SetInsertPoint(loop);
+  // The previous scratch use seen by the body is the one before the loop or
+  // the previous iteration's last: not known here.
+  const ScratchState before = scratchState;
+  const int64_t usesBefore = scratchUses;
+  scratchState = ScratchState::Unknown;
   TV ivTile = makeTV(body.argument(0)->type());
   ivTile.regs[0] = iv;
   tiles[body.argument(0)] = ivTile;
@@ -393,6 +505,7 @@ Status Lowerer::lowerFor(const ir::Operation& op) {
   for (size_t i = 0; i < carried.size(); ++i)
     for (size_t r = 0; r < phis[i].size(); ++r) phis[i][r]->addIncoming(yielded[i].regs[r], latch);
   b.SetInsertPoint(exit);
+  scratchState = scratchUses == usesBefore ? before : ScratchState::Unknown;
   for (size_t i = 0; i < carried.size(); ++i) tiles[op.result(static_cast<unsigned>(i))] = carried[i];
   return Status::ok();
 }
@@ -406,13 +519,19 @@ Status Lowerer::lowerIf(const ir::Operation& op) {
   std::vector<TV> ys[2];
   llvm::BasicBlock* ends[2];
   llvm::BasicBlock* starts[2] = {thenBB, elseBB};
+  const ScratchState before = scratchState;
+  ScratchState after[2];
   for (int k = 0; k < 2; ++k) {
+    scratchState = before;
     b.SetInsertPoint(starts[k]);
     if (!op.region(k).empty())
       if (Status s = lowerBlock(op.region(k).front(), &ys[k]); !s) return s;
     ends[k] = b.GetInsertBlock();
+    after[k] = scratchState;
     if (!ends[k]->getTerminator()) b.CreateBr(merge);
   }
+  // A branch that returned does not reach the merge; otherwise both must agree.
+  scratchState = after[0] == after[1] ? after[0] : ScratchState::Unknown;
   b.SetInsertPoint(merge);
   for (unsigned i = 0; i < op.numResults(); ++i) {
     if (ys[0].size() <= i || ys[1].size() <= i) return fail(op, "a branch yields too few values");

@@ -14,6 +14,7 @@
 #include <functional>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include <llvm/IR/IRBuilder.h>
@@ -83,7 +84,18 @@ public:
   llvm::Value* intrinsic(unsigned id, llvm::ArrayRef<llvm::Type*> types, llvm::ArrayRef<llvm::Value*> args);
   void barrier();
   /// The scratch buffer in shared memory, at least `bytes` long (16-aligned).
-  llvm::Value* scratch(int64_t bytes);
+  llvm::Value* scratch(int64_t bytes, int which = 0);
+  /// Starts one use of scratch memory (the caller writes it, bar.sync, reads
+  /// it): returns the buffer and emits the leading bar.sync only when an
+  /// earlier use's readers may still be reading it. Small uses alternate
+  /// between two buffers, so in straight-line code the previous use's trailing
+  /// bar.sync (which every thread passes after its reads of the use before)
+  /// already protects the buffer; after a loop or branch that used scratch,
+  /// or for large uses, the leading bar.sync stays.
+  llvm::Value* scratchBegin(int64_t bytes);
+  enum class ScratchState { None, A, B, Unknown };
+  ScratchState scratchState = ScratchState::None;  // the last use, as seen here
+  int64_t scratchUses = 0;
   llvm::Value* andAll(llvm::Value* a, llvm::Value* c);  // either may be null (true)
   /// Runs `body` only when `cond` holds (a branch; no values flow out).
   void emitIf(llvm::Value* cond, const std::function<void()>& body);
@@ -93,6 +105,7 @@ public:
 
   // --- regions and control flow (Lowerer.cpp) ---------------------------------
   Status lowerBlock(const ir::Block& blk, std::vector<TV>* yielded);
+  Status lowerBlockOps(const ir::Block& blk, std::vector<TV>* yielded);
   Status lowerOp(const ir::Operation& op);
   Status lowerFor(const ir::Operation& op);
   Status lowerIf(const ir::Operation& op);
@@ -121,6 +134,8 @@ public:
   llvm::Value* combine(const std::string& kind, ir::DType t, llvm::Value* a, llvm::Value* c);
   llvm::Value* identity(const std::string& kind, ir::DType t);
   llvm::Value* shuffleXor(llvm::Value* v, int offset);
+  llvm::Value* shuffleIdx(llvm::Value* v, int lane);  // lane `lane`'s v, for every lane
+  llvm::Value* shuffle(llvm::Value* v, int offset, bool idx);
   AxisInfo axisInfo(const ir::Value* v, int depth = 0);
 
   // --- memory (Memory.cpp) ------------------------------------------------------
@@ -132,10 +147,25 @@ public:
 
   std::unordered_map<const ir::Value*, TV> tiles;
   std::unordered_map<const ir::Value*, Mem> mems;
+  /// Tensor parameters some tile.store writes (the others are read-only).
+  std::unordered_set<const ir::Value*> written;
+  /// Loads lowered ahead of their position (hoistLoads).
+  std::unordered_set<const ir::Operation*> early;
+  /// Lowers, now, the loads after `pos` in `blk` that read a read-only global
+  /// tensor and whose operands are all lowered: issued before a reduction's
+  /// barriers, their latency overlaps it instead of following it.
+  Status hoistLoads(const ir::Block& blk, const ir::Operation* pos);
+  /// The block being lowered (innermost).
+  const ir::Block* curBlock = nullptr;
+  /// The block whose cluster.reduce issued a barrier.cluster.arrive whose wait
+  /// is still to come (see Cluster.cpp); null when none.
+  const ir::Block* clusterWaitPending = nullptr;
+  /// Issues the pending barrier.cluster.wait, if any.
+  void flushClusterWait();
 
 private:
-  llvm::GlobalVariable* scratch_ = nullptr;
-  int64_t scratchBytes_ = 0;
+  llvm::GlobalVariable* scratch_[2] = {nullptr, nullptr};
+  int64_t scratchBytes_[2] = {0, 0};
   std::unordered_map<int64_t, llvm::Value*> tidTimes_;
   Status error_ = Status::ok();
   void finishScratch();

@@ -7,6 +7,8 @@
 // checked at run time, with per-element accesses as the fallback.
 #include <numeric>
 
+#include <llvm/IR/InlineAsm.h>
+
 #include "backend/nvptx/Lowerer.h"
 
 namespace fnk::nvptx::detail {
@@ -79,18 +81,38 @@ static AxisInfo accessInfo(Lowerer& L, const ir::Value* idx, const std::vector<i
   return L.axisInfo(idx);
 }
 
-// Bounds check and element offset of register r of an access.
-static void elementAddress(Lowerer& L, const Access& a, size_t r, llvm::Value*& valid, llvm::Value*& offset) {
+// Bounds check and element offset of register r of an access. With `lastAdd`
+// = k, the element k places after register r along the innermost axis (inside
+// one vector chunk, whose innermost indices are contiguous): the indices are
+// derived from register r's, so that the per-element index registers of a
+// wide tile are not kept live for the fallback paths.
+static void elementAddress(Lowerer& L, const Access& a, size_t r, llvm::Value*& valid, llvm::Value*& offset,
+                           int64_t lastAdd = 0, llvm::Value* lastBase = nullptr) {
   auto& b = L.b;
   valid = nullptr;
   offset = b.getInt64(0);
   for (size_t d = 0; d < a.idx.size(); ++d) {
     llvm::Value* x = a.idx[d].regs[a.idx[d].layout.uniform ? 0 : r];
     x = b.CreateSExt(x, b.getInt64Ty());
+    if (lastBase && d + 1 == a.idx.size()) x = lastBase;
+    if (lastAdd != 0 && d + 1 == a.idx.size()) x = b.CreateAdd(x, b.getInt64(static_cast<uint64_t>(lastAdd)));
     // one unsigned compare covers 0 <= x < dim
     valid = L.andAll(valid, b.CreateICmpULT(x, a.mem->dims[d]));
     offset = b.CreateAdd(offset, b.CreateMul(x, a.mem->strides[d]));
   }
+}
+
+// The innermost index (i64) of register r, behind an opaque copy: emitted at
+// the top of a chunk's element-by-element fallback, it keeps the V per-element
+// indices, compares and addresses derived from it inside that cold block
+// (LICM would otherwise hoist them out of row loops, where they stay live
+// across the whole loop: 24 64-bit registers for a 4-chunk tile).
+static llvm::Value* lastIndexBase(Lowerer& L, const Access& a, size_t r) {
+  auto& b = L.b;
+  const TV& t = a.idx.back();
+  llvm::Value* x = b.CreateSExt(t.regs[t.layout.uniform ? 0 : r], b.getInt64Ty());
+  auto* fty = llvm::FunctionType::get(b.getInt64Ty(), {b.getInt64Ty()}, false);
+  return b.CreateCall(llvm::InlineAsm::get(fty, "mov.b64 $0, $1;", "=l,l", /*hasSideEffects=*/true), {x});
 }
 
 Status Lowerer::lowerLoad(const ir::Operation& op) {
@@ -117,9 +139,10 @@ Status Lowerer::lowerLoad(const ir::Operation& op) {
     for (size_t d = 0; vec && d + 1 < rank; ++d) vec = accessInfo(*this, op.operand(1 + d), rt.shape).constant % V == 0;
   }
   auto zero = [&]() -> llvm::Value* { return llvm::Constant::getNullValue(regType(rt.dtype)); };
-  auto scalarLoad = [&](size_t r) -> llvm::Value* {
+  // Element r; with k > 0, its indices are register r - k's plus k (see elementAddress).
+  auto scalarLoad = [&](size_t r, int64_t k = 0, llvm::Value* lastBase = nullptr) -> llvm::Value* {
     llvm::Value *valid, *off;
-    elementAddress(*this, a, r, valid, off);
+    elementAddress(*this, a, r - static_cast<size_t>(k), valid, off, k, lastBase);
     valid = andAll(valid, elemValid(out.layout, static_cast<int64_t>(r)));
     if (a.mask) valid = andAll(valid, a.mask->regs[a.mask->layout.uniform ? 0 : r]);
     llvm::Value* dflt = a.other ? a.other->regs[a.other->layout.uniform ? 0 : r] : zero();
@@ -142,37 +165,72 @@ Status Lowerer::lowerLoad(const ir::Operation& op) {
   } else {
     const int64_t piece = std::min<int64_t>(16, V * bytes);  // bytes per vector access
     const int64_t perPiece = piece / bytes;
-    for (int64_t c = 0; c < out.layout.chunks; ++c) {
+    const int64_t C = out.layout.chunks;
+    auto* vty = llvm::FixedVectorType::get(ty, static_cast<unsigned>(perPiece));
+    // Per chunk: whether the V elements are all valid, and the address of the first.
+    std::vector<llvm::Value*> chunkOk(static_cast<size_t>(C)), chunkAddr(static_cast<size_t>(C));
+    llvm::Value* allOk = nullptr;
+    llvm::Value* addrBits = nullptr;
+    for (int64_t c = 0; c < C; ++c) {
       size_t r0 = static_cast<size_t>(c * V), r1 = r0 + V - 1;
       llvm::Value *valid, *off, *validLast, *offLast;
       elementAddress(*this, a, r0, valid, off);
-      elementAddress(*this, a, r1, validLast, offLast);
+      elementAddress(*this, a, r0, validLast, offLast, V - 1);
       valid = andAll(andAll(valid, validLast), elemValid(out.layout, static_cast<int64_t>(r0)));
       if (a.mask && !a.mask->layout.uniform)
         for (size_t r = r0; r <= r1; ++r) valid = andAll(valid, a.mask->regs[r]);
       else if (a.mask) valid = andAll(valid, a.mask->regs[0]);
-      llvm::Value* addr = b.CreateGEP(ty, mem.base, off);
-      llvm::Value* aligned = b.CreateICmpEQ(b.CreateAnd(b.CreatePtrToInt(addr, b.getInt64Ty()), i64(piece - 1)), i64(0));
-      llvm::Value* fast = andAll(valid, aligned);
-      llvm::BasicBlock* pre = b.GetInsertBlock();
+      chunkAddr[c] = b.CreateGEP(ty, mem.base, off);
+      chunkOk[c] = valid;
+      allOk = andAll(allOk, valid);
+      llvm::Value* bits = b.CreatePtrToInt(chunkAddr[c], b.getInt64Ty());
+      addrBits = addrBits ? b.CreateOr(addrBits, bits) : bits;
+    }
+    auto vectorChunk = [&](int64_t c, std::vector<llvm::Value*>& vals) {
+      for (int64_t p = 0; p < V / perPiece; ++p) {
+        llvm::Value* pa = b.CreateGEP(ty, chunkAddr[c], i64(p * perPiece));
+        llvm::Value* vv = b.CreateAlignedLoad(vty, pa, llvm::Align(piece));
+        for (int64_t k = 0; k < perPiece; ++k) vals.push_back(b.CreateExtractElement(vv, static_cast<uint64_t>(k)));
+      }
+    };
+    // Fast path: every chunk valid and every address aligned (one test per
+    // access, not per chunk), so all C vector loads sit in one block and are
+    // issued back to back before the first use. Otherwise per chunk: a vector
+    // load where that chunk is valid and aligned, element loads where not.
+    // (One chunk: the per-chunk test is the whole test.)
+    const bool split = C > 1;
+    llvm::BasicBlock *fastEnd = nullptr, *joinBB = nullptr;
+    std::vector<llvm::Value*> fastAll;
+    if (split) {
+      llvm::Value* aligned = b.CreateICmpEQ(b.CreateAnd(addrBits, i64(piece - 1)), i64(0));
+      llvm::BasicBlock* fastBB = llvm::BasicBlock::Create(ctx, "ldt.fast", kernel);
+      llvm::BasicBlock* slowBB = llvm::BasicBlock::Create(ctx, "ldt.slow", kernel);
+      joinBB = llvm::BasicBlock::Create(ctx, "ldt.done", kernel);
+      b.CreateCondBr(andAll(allOk, aligned), fastBB, slowBB);
+      b.SetInsertPoint(fastBB);
+      for (int64_t c = 0; c < C; ++c) vectorChunk(c, fastAll);
+      fastEnd = b.GetInsertBlock();
+      b.CreateBr(joinBB);
+      b.SetInsertPoint(slowBB);
+    }
+    std::vector<llvm::Value*> slowAll;
+    for (int64_t c = 0; c < C; ++c) {
+      size_t r0 = static_cast<size_t>(c * V), r1 = r0 + V - 1;
+      llvm::Value* chunkAligned =
+          b.CreateICmpEQ(b.CreateAnd(b.CreatePtrToInt(chunkAddr[c], b.getInt64Ty()), i64(piece - 1)), i64(0));
       llvm::BasicBlock* vb = llvm::BasicBlock::Create(ctx, "ldv", kernel);
       llvm::BasicBlock* sb = llvm::BasicBlock::Create(ctx, "lds", kernel);
       llvm::BasicBlock* done = llvm::BasicBlock::Create(ctx, "ldv.done", kernel);
-      (void)pre;
-      b.CreateCondBr(fast, vb, sb);
+      b.CreateCondBr(andAll(chunkOk[c], chunkAligned), vb, sb);
       b.SetInsertPoint(vb);
       std::vector<llvm::Value*> fastVals;
-      auto* vty = llvm::FixedVectorType::get(ty, static_cast<unsigned>(perPiece));
-      for (int64_t p = 0; p < V / perPiece; ++p) {
-        llvm::Value* pa = b.CreateGEP(ty, addr, i64(p * perPiece));
-        llvm::Value* vv = b.CreateAlignedLoad(vty, pa, llvm::Align(piece));
-        for (int64_t k = 0; k < perPiece; ++k) fastVals.push_back(b.CreateExtractElement(vv, static_cast<uint64_t>(k)));
-      }
+      vectorChunk(c, fastVals);
       llvm::BasicBlock* vEnd = b.GetInsertBlock();
       b.CreateBr(done);
       b.SetInsertPoint(sb);
       std::vector<llvm::Value*> slowVals;
-      for (size_t r = r0; r <= r1; ++r) slowVals.push_back(scalarLoad(r));
+      llvm::Value* base = lastIndexBase(*this, a, r0);
+      for (size_t r = r0; r <= r1; ++r) slowVals.push_back(scalarLoad(r, static_cast<int64_t>(r - r0), base));
       llvm::BasicBlock* sEnd = b.GetInsertBlock();
       b.CreateBr(done);
       b.SetInsertPoint(done);
@@ -180,7 +238,20 @@ Status Lowerer::lowerLoad(const ir::Operation& op) {
         llvm::PHINode* p = b.CreatePHI(fastVals[k]->getType(), 2);
         p->addIncoming(fastVals[k], vEnd);
         p->addIncoming(slowVals[k], sEnd);
-        out.regs[r0 + k] = p;
+        slowAll.push_back(p);
+      }
+    }
+    if (!split) {
+      out.regs = slowAll;
+    } else {
+      llvm::BasicBlock* slowEnd = b.GetInsertBlock();
+      b.CreateBr(joinBB);
+      b.SetInsertPoint(joinBB);
+      for (size_t r = 0; r < out.regs.size(); ++r) {
+        llvm::PHINode* p = b.CreatePHI(fastAll[r]->getType(), 2);
+        p->addIncoming(fastAll[r], fastEnd);
+        p->addIncoming(slowAll[r], slowEnd);
+        out.regs[r] = p;
       }
     }
   }
@@ -211,9 +282,9 @@ Status Lowerer::lowerStore(const ir::Operation& op) {
     return mem.dtype == ir::DType::I1 ? b.CreateZExt(v, ty) : v;
   };
   llvm::Value* only0 = lay.uniform ? b.CreateICmpEQ(tid, i32(0)) : nullptr;
-  auto scalarStore = [&](size_t r) {
+  auto scalarStore = [&](size_t r, int64_t k = 0, llvm::Value* lastBase = nullptr) {
     llvm::Value *valid, *off;
-    elementAddress(*this, a, r, valid, off);
+    elementAddress(*this, a, r - static_cast<size_t>(k), valid, off, k, lastBase);
     valid = andAll(andAll(valid, elemValid(lay, static_cast<int64_t>(r))), only0);
     if (a.mask) valid = andAll(valid, a.mask->regs[a.mask->layout.uniform ? 0 : r]);
     llvm::Value* v = memVal(r);
@@ -231,33 +302,68 @@ Status Lowerer::lowerStore(const ir::Operation& op) {
   }
   const int64_t piece = std::min<int64_t>(16, V * bytes);
   const int64_t perPiece = piece / bytes;
-  for (int64_t c = 0; c < lay.chunks; ++c) {
+  const int64_t C = lay.chunks;
+  auto* vty = llvm::FixedVectorType::get(ty, static_cast<unsigned>(perPiece));
+  std::vector<llvm::Value*> chunkOk(static_cast<size_t>(C)), chunkAddr(static_cast<size_t>(C));
+  llvm::Value* allOk = nullptr;
+  llvm::Value* addrBits = nullptr;
+  for (int64_t c = 0; c < C; ++c) {
     size_t r0 = static_cast<size_t>(c * V), r1 = r0 + V - 1;
     llvm::Value *valid, *off, *validLast, *offLast;
     elementAddress(*this, a, r0, valid, off);
-    elementAddress(*this, a, r1, validLast, offLast);
+    elementAddress(*this, a, r0, validLast, offLast, V - 1);
     valid = andAll(andAll(valid, validLast), elemValid(lay, static_cast<int64_t>(r0)));
     if (a.mask && !a.mask->layout.uniform)
       for (size_t r = r0; r <= r1; ++r) valid = andAll(valid, a.mask->regs[r]);
     else if (a.mask) valid = andAll(valid, a.mask->regs[0]);
-    llvm::Value* addr = b.CreateGEP(ty, mem.base, off);
-    llvm::Value* aligned = b.CreateICmpEQ(b.CreateAnd(b.CreatePtrToInt(addr, b.getInt64Ty()), i64(piece - 1)), i64(0));
-    llvm::BasicBlock* vb = llvm::BasicBlock::Create(ctx, "stv", kernel);
-    llvm::BasicBlock* sb = llvm::BasicBlock::Create(ctx, "sts", kernel);
-    llvm::BasicBlock* done = llvm::BasicBlock::Create(ctx, "stv.done", kernel);
-    b.CreateCondBr(andAll(valid, aligned), vb, sb);
-    b.SetInsertPoint(vb);
-    auto* vty = llvm::FixedVectorType::get(ty, static_cast<unsigned>(perPiece));
+    chunkAddr[c] = b.CreateGEP(ty, mem.base, off);
+    chunkOk[c] = valid;
+    allOk = andAll(allOk, valid);
+    llvm::Value* bits = b.CreatePtrToInt(chunkAddr[c], b.getInt64Ty());
+    addrBits = addrBits ? b.CreateOr(addrBits, bits) : bits;
+  }
+  auto vectorChunk = [&](int64_t c) {
+    size_t r0 = static_cast<size_t>(c * V);
     for (int64_t p = 0; p < V / perPiece; ++p) {
       llvm::Value* vv = llvm::PoisonValue::get(vty);
       for (int64_t k = 0; k < perPiece; ++k) vv = b.CreateInsertElement(vv, memVal(r0 + p * perPiece + k), static_cast<uint64_t>(k));
-      b.CreateAlignedStore(vv, b.CreateGEP(ty, addr, i64(p * perPiece)), llvm::Align(piece));
+      b.CreateAlignedStore(vv, b.CreateGEP(ty, chunkAddr[c], i64(p * perPiece)), llvm::Align(piece));
     }
+  };
+  // As for loads: one test for the whole access, straight-line vector stores
+  // when it passes, the per-chunk vector-or-element stores when not.
+  llvm::BasicBlock* joinBB = nullptr;
+  if (C > 1) {
+    llvm::Value* aligned = b.CreateICmpEQ(b.CreateAnd(addrBits, i64(piece - 1)), i64(0));
+    llvm::BasicBlock* fastBB = llvm::BasicBlock::Create(ctx, "stt.fast", kernel);
+    llvm::BasicBlock* slowBB = llvm::BasicBlock::Create(ctx, "stt.slow", kernel);
+    joinBB = llvm::BasicBlock::Create(ctx, "stt.done", kernel);
+    b.CreateCondBr(andAll(allOk, aligned), fastBB, slowBB);
+    b.SetInsertPoint(fastBB);
+    for (int64_t c = 0; c < C; ++c) vectorChunk(c);
+    b.CreateBr(joinBB);
+    b.SetInsertPoint(slowBB);
+  }
+  for (int64_t c = 0; c < C; ++c) {
+    size_t r0 = static_cast<size_t>(c * V), r1 = r0 + V - 1;
+    llvm::Value* aligned =
+        b.CreateICmpEQ(b.CreateAnd(b.CreatePtrToInt(chunkAddr[c], b.getInt64Ty()), i64(piece - 1)), i64(0));
+    llvm::BasicBlock* vb = llvm::BasicBlock::Create(ctx, "stv", kernel);
+    llvm::BasicBlock* sb = llvm::BasicBlock::Create(ctx, "sts", kernel);
+    llvm::BasicBlock* done = llvm::BasicBlock::Create(ctx, "stv.done", kernel);
+    b.CreateCondBr(andAll(chunkOk[c], aligned), vb, sb);
+    b.SetInsertPoint(vb);
+    vectorChunk(c);
     b.CreateBr(done);
     b.SetInsertPoint(sb);
-    for (size_t r = r0; r <= r1; ++r) scalarStore(r);
+    llvm::Value* base = lastIndexBase(*this, a, r0);
+    for (size_t r = r0; r <= r1; ++r) scalarStore(r, static_cast<int64_t>(r - r0), base);
     b.CreateBr(done);
     b.SetInsertPoint(done);
+  }
+  if (joinBB) {
+    b.CreateBr(joinBB);
+    b.SetInsertPoint(joinBB);
   }
   return Status::ok();
 }

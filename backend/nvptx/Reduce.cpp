@@ -40,10 +40,15 @@ llvm::Value* Lowerer::combine(const std::string& kind, ir::DType t, llvm::Value*
   return intrinsic(id, {a->getType()}, {a, c});
 }
 
-llvm::Value* Lowerer::shuffleXor(llvm::Value* v, int offset) {
+llvm::Value* Lowerer::shuffleIdx(llvm::Value* v, int lane) { return shuffle(v, lane, true); }
+
+llvm::Value* Lowerer::shuffleXor(llvm::Value* v, int offset) { return shuffle(v, offset, false); }
+
+llvm::Value* Lowerer::shuffle(llvm::Value* v, int offset, bool idx) {
   llvm::Type* ty = v->getType();
   auto shfl32 = [&](llvm::Value* x) {
-    return intrinsic(llvm::Intrinsic::nvvm_shfl_sync_bfly_i32, {}, {i32(-1), x, i32(offset), i32(31)});
+    return intrinsic(idx ? llvm::Intrinsic::nvvm_shfl_sync_idx_i32 : llvm::Intrinsic::nvvm_shfl_sync_bfly_i32, {},
+                     {i32(-1), x, i32(offset), i32(31)});
   };
   unsigned bits = ty->getPrimitiveSizeInBits();
   llvm::Value* asInt = ty->isIntegerTy() ? v : b.CreateBitCast(v, b.getIntNTy(bits));
@@ -123,8 +128,7 @@ Status Lowerer::lowerReduce(const ir::Operation& op) {
     // 4. One value per w-lane group into the scratch; each result element folds its row's groups.
     const int64_t groupsPerRow = P > Tn ? Tn / 32 : P / w;
     const int64_t slots = static_cast<int64_t>(q.size()) * (Tn / w);
-    llvm::Value* buf = scratch(slots * accBytes);
-    barrier();
+    llvm::Value* buf = scratchBegin(slots * accBytes);
     llvm::Value* lane0 = w > 1 ? b.CreateICmpEQ(b.CreateAnd(tid, i32(w - 1)), i32(0)) : nullptr;
     for (size_t j = 0; j < q.size(); ++j) {
       // group slot: (j * T + tid) / w, both for P <= T (j = chunk) and P > T (j = row, w = 32)
@@ -147,9 +151,32 @@ Status Lowerer::lowerReduce(const ir::Operation& op) {
     return finish(res);
   }
 
+  // An outer axis whose inner extent (the dims after it) is a multiple of the
+  // CTA's T * V: each thread holds the same columns in every slice along the
+  // axis, and the result layout puts them in the same thread, so the fold is
+  // register by register (no scratch, no barrier). E.g. sum(p[32, 8192], axis = 0).
+  {
+    int64_t innerN = 1, outerN = 1;
+    for (int64_t d = axis + 1; d < rank; ++d) innerN *= src.shape[d];
+    for (int64_t d = 0; d < axis; ++d) outerN *= src.shape[d];
+    if (axis < rank - 1 && innerN % (Tn * V) == 0 && !out.layout.uniform && out.layout.vec == V &&
+        out.layout.threads == Tn && static_cast<int64_t>(out.regs.size()) == outerN * (innerN / (Tn * V)) * V) {
+      const int64_t cpi = innerN / (Tn * V);  // chunks per slice
+      std::vector<llvm::Value*> res(out.regs.size());
+      for (int64_t co = 0; co < outerN * cpi; ++co) {
+        const int64_t o = co / cpi, ci = co % cpi;
+        for (int64_t v = 0; v < V; ++v) {
+          llvm::Value* s = id;  // folded from the identity, in slice order, as the scratch path does
+          for (int64_t k = 0; k < len; ++k) s = combine(kind, accDt, s, acc(src.regs[((o * len + k) * cpi + ci) * V + v]));
+          res[co * V + v] = s;
+        }
+      }
+      return finish(res);
+    }
+  }
+
   // Generic path: every element into the scratch, then a loop per result element.
-  llvm::Value* buf = scratch(L.elems * accBytes);
-  barrier();
+  llvm::Value* buf = scratchBegin(L.elems * accBytes);
   for (size_t r = 0; r < src.regs.size(); ++r) {
     llvm::Value* v = acc(src.regs[r]);
     llvm::Value* e = elemIndex(L, static_cast<int64_t>(r));

@@ -35,8 +35,7 @@ TV Lowerer::relayout(const TV& src, const std::vector<int64_t>& dstShape,
   }
   llvm::Type* ty = memType(src.dtype);
   int64_t bytes = static_cast<int64_t>(mod.getDataLayout().getTypeAllocSize(ty));
-  llvm::Value* buf = scratch(src.layout.elems * bytes);
-  barrier();  // earlier readers of the scratch buffer are done
+  llvm::Value* buf = scratchBegin(src.layout.elems * bytes);  // earlier readers are done
   for (size_t r = 0; r < src.regs.size(); ++r) {
     llvm::Value* v = src.regs[r];
     if (src.dtype == ir::DType::I1) v = b.CreateZExt(v, ty);
