@@ -452,6 +452,62 @@ Status Lowerer::lowerFor(const ir::Operation& op) {
   std::vector<TV> init;
   for (unsigned i = 3; i < op.numOperands(); ++i) init.push_back(tile(op.operand(i)));
 
+  // Software pipelining of the body's leading loads: a load of a read-only
+  // global tensor whose operands are the induction variable or values from
+  // outside the loop is issued for iteration i + 1 at the top of iteration i
+  // (and for the first iteration before the loop), its value carried in
+  // registers, so the next row's bytes are in flight during this row's
+  // reductions. Past the end the row index is out of bounds and the loads
+  // are masked off (no memory access).
+  static const bool noPrefetch = [] {
+    const char* e = std::getenv("FNK_NO_PREFETCH");
+    return e && *e && *e != '0';
+  }();
+  const ir::Value* ivArg = body.argument(0);
+  std::vector<const ir::Operation*> pf;
+  for (const auto& bop : body.ops()) {
+    if (noPrefetch || bop->kind() != ir::OpKind::Load) continue;
+    auto mit = mems.find(bop->operand(0));
+    if (mit == mems.end() || mit->second.addrSpace != 1 || written.count(bop->operand(0))) continue;
+    bool ok = true, usesIv = false;
+    for (unsigned i = 1; ok && i < bop->numOperands(); ++i) {
+      if (bop->operand(i) == ivArg) usesIv = true;
+      else ok = tiles.count(bop->operand(i)) != 0;  // defined outside the loop (body values are not lowered yet)
+    }
+    if (ok && usesIv) pf.push_back(bop.get());
+  }
+  // Only for wide tiles (two or more chunks per thread) in CTAs of at most 256
+  // threads (255 registers each): those kernels already run one or two CTAs
+  // per SM, so the extra registers cost no occupancy, and the prefetched
+  // values must fit in about 40 registers (bf16 rows of 8192: x and dy, 16
+  // each). Narrower tiles' kernels are occupancy-bound; prefetching there
+  // measured as register growth without added MLP per SM (not run).
+  if (!pf.empty()) {
+    int64_t regs = 0, maxChunks = 0;
+    for (const ir::Operation* lop : pf) {
+      ir::TileLayout l = layoutOf(lop->result()->type().shape);
+      maxChunks = std::max(maxChunks, l.uniform ? 0 : l.chunks);
+      regs += (l.perThread() * ir::bitWidth(lop->result()->type().dtype) + 31) / 32;
+    }
+    if (T > 256 || maxChunks < 2 || regs > 40) pf.clear();
+  }
+  std::vector<TV> pfInit;
+  auto lowerAt = [&](const ir::Operation* lop, llvm::Value* ivVal, TV& outTV) -> Status {
+    TV ivT = makeTV(ivArg->type());
+    ivT.regs[0] = ivVal;
+    tiles[ivArg] = ivT;
+    if (Status s = lowerOp(*lop); !s) return s;
+    outTV = tiles[lop->result()];
+    tiles.erase(lop->result());
+    tiles.erase(ivArg);
+    return Status::ok();
+  };
+  for (const ir::Operation* lop : pf) {
+    TV t;
+    if (Status s = lowerAt(lop, lo, t); !s) return s;
+    pfInit.push_back(t);
+  }
+
   llvm::BasicBlock* pre = b.GetInsertBlock();
   llvm::BasicBlock* header = llvm::BasicBlock::Create(ctx, "for.header", kernel);
   llvm::BasicBlock* loop = llvm::BasicBlock::Create(ctx, "for.body", kernel);
@@ -469,6 +525,15 @@ Status Lowerer::lowerFor(const ir::Operation& op) {
       phis[i].push_back(p);
       carried[i].regs[r] = p;
     }
+  std::vector<std::vector<llvm::PHINode*>> pfPhis(pf.size());
+  std::vector<TV> pfCur = pfInit;
+  for (size_t i = 0; i < pf.size(); ++i)
+    for (size_t r = 0; r < pfInit[i].regs.size(); ++r) {
+      llvm::PHINode* p = b.CreatePHI(pfInit[i].regs[r]->getType(), 2);
+      p->addIncoming(pfInit[i].regs[r], pre);
+      pfPhis[i].push_back(p);
+      pfCur[i].regs[r] = p;
+    }
   b.CreateCondBr(b.CreateICmpSLT(iv, hi), loop, exit);
   b.SetInsertPoint(loop);
   // The previous scratch use seen by the body is the one before the loop or
@@ -476,6 +541,16 @@ Status Lowerer::lowerFor(const ir::Operation& op) {
   const ScratchState before = scratchState;
   const int64_t usesBefore = scratchUses;
   scratchState = ScratchState::Unknown;
+  std::vector<TV> pfNext(pf.size());
+  if (!pf.empty()) {
+    llvm::Value* ivNext = b.CreateAdd(iv, step, "iv.pf");
+    for (size_t i = 0; i < pf.size(); ++i)
+      if (Status s = lowerAt(pf[i], ivNext, pfNext[i]); !s) return s;
+    for (size_t i = 0; i < pf.size(); ++i) {
+      tiles[pf[i]->result()] = pfCur[i];
+      early.insert(pf[i]);
+    }
+  }
   TV ivTile = makeTV(body.argument(0)->type());
   ivTile.regs[0] = iv;
   tiles[body.argument(0)] = ivTile;
@@ -502,6 +577,8 @@ Status Lowerer::lowerFor(const ir::Operation& op) {
     back->setMetadata(llvm::LLVMContext::MD_loop, loopId);
   }
   iv->addIncoming(next, latch);
+  for (size_t i = 0; i < pf.size(); ++i)
+    for (size_t r = 0; r < pfPhis[i].size(); ++r) pfPhis[i][r]->addIncoming(pfNext[i].regs[r], latch);
   for (size_t i = 0; i < carried.size(); ++i)
     for (size_t r = 0; r < phis[i].size(); ++r) phis[i][r]->addIncoming(yielded[i].regs[r], latch);
   b.SetInsertPoint(exit);

@@ -62,6 +62,53 @@ def dit_cases(rng, B, S, H):
     yield ("examples/dit_modulate.fnk", "dit_modulate_bwd_reduce", p, ["dscale", "dshift", "dw", "db"], {}, {})
 
 
+def wide_cases(rng, M, N):
+    """Tiles of several chunks per thread (backend v1, docs/perf-notes.md "GPU
+    backend v1: wide tiles"): the one-test-per-access vector path and its
+    per-chunk fallback (ragged N), loads hoisted above reductions, the row
+    loop's prefetch, outer-axis reductions in registers, the cluster reduce
+    with the deferred wait."""
+    x = rng.standard_normal((M, N))
+    w = rng.standard_normal(N)
+    dy = rng.standard_normal((M, N))
+    P = cdiv(M, 2)
+    wide = {"BLOCK_N": 8192}
+    yield ("stdlib/norm/rmsnorm.fnk", "rmsnorm_fwd", {"x": x, "w": w}, ["y", "rstd"], {"eps": 1e-5}, {}, wide)
+    yield ("stdlib/norm/rmsnorm.fnk", "rmsnorm_bwd", {"x": x, "w": w, "dy": dy, "rstd": _rstd(x)},
+           ["dx", "dw_partial"], {}, {"P": P}, wide)
+    mu, r = _mean_rstd(x)
+    b = rng.standard_normal(N)
+    yield ("stdlib/norm/layernorm.fnk", "layernorm_fwd", {"x": x, "w": w, "b": b}, ["y", "mean", "rstd"],
+           {"eps": 1e-5}, {}, wide)
+    yield ("stdlib/norm/layernorm.fnk", "layernorm_bwd", {"x": x, "w": w, "dy": dy, "mean": mu, "rstd": r},
+           ["dx", "dw_partial", "db_partial"], {}, {"P": P}, wide)
+    # Wider than one tile: the chunked loops with 4-chunk tiles.
+    yield ("stdlib/norm/rmsnorm.fnk", "rmsnorm_fwd", {"x": x, "w": w}, ["y", "rstd"], {"eps": 1e-5}, {},
+           {"BLOCK_N": 4096})
+    yield ("examples/wide_rmsnorm.fnk", "wide_rmsnorm_fwd", {"x": x, "w": w}, ["y", "rstd"], {"eps": 1e-5}, {},
+           {"BLOCK_N": 4096, "CLUSTER": 2})
+    # Outer-axis reductions held in registers: [BLOCK_P, BLOCK_N] with BLOCK_N = T * V.
+    Pp = 13
+    yield ("stdlib/norm/rmsnorm.fnk", "rmsnorm_bwd_dw", {"partial": rng.standard_normal((Pp, N))}, ["dw"], {}, {},
+           {"BLOCK_N": 1024, "BLOCK_P": 8})
+    yield ("stdlib/norm/layernorm.fnk", "layernorm_bwd_dwdb",
+           {"dw_partial": rng.standard_normal((Pp, N)), "db_partial": rng.standard_normal((Pp, N))}, ["dw", "db"], {},
+           {}, {"BLOCK_N": 1024, "BLOCK_P": 8})
+    # Cluster kernels with 2-chunk tiles per CTA.
+    split = {"CLUSTER": 2, "BLOCK_N": max(4096, 1 << (max(1, cdiv(N, 2)) - 1).bit_length())}
+    yield ("stdlib/norm/rmsnorm.fnk", "rmsnorm_fwd_split", {"x": x, "w": w}, ["y", "rstd"], {"eps": 1e-5}, {}, split)
+    yield ("stdlib/norm/rmsnorm.fnk", "rmsnorm_bwd_split", {"x": x, "w": w, "dy": dy, "rstd": _rstd(x)},
+           ["dx", "dw_partial"], {}, {"P": 2}, split)
+
+
+def wide_dit_cases(rng, B, S, H):
+    for c in dit_cases(rng, B, S, H):
+        if c[1] == "dit_modulate_bwd_reduce":
+            yield c + ({"BLOCK_N": 1024, "BLOCK_P": 4},)
+        else:
+            yield c + ({"BLOCK_H": 4096},)
+
+
 def all_cases(quick=False):
     rng = np.random.default_rng(1234)
     Ns = [1000, 4096] if quick else [1, 7, 1000, 4096, 8192]
@@ -75,3 +122,11 @@ def all_cases(quick=False):
             for (B, S, H) in [(2, 5, 7), (2, 9, 1000), (1, 3, 1024)]:
                 for c in dit_cases(rng, B, S, H):
                     yield (T, f"B={B} S={S} H={H}") + c
+        for N in ([8192] if quick else [1000, 4100, 8192]):
+            for M in ([3] if quick else [1, 5]):
+                for c in wide_cases(rng, M, N):
+                    yield (T, f"wide M={M} N={N}") + c
+        if not quick:
+            for (B, S, H) in [(2, 9, 1000), (1, 5, 4096)]:
+                for c in wide_dit_cases(rng, B, S, H):
+                    yield (T, f"wide B={B} S={S} H={H}") + c
