@@ -194,6 +194,38 @@ void collectWritten(const ir::Block& blk, std::unordered_set<const ir::Value*>& 
 }
 }  // namespace
 
+namespace {
+// Whether the block (recursively) has a loop, and the most registers any tile holds per thread.
+void kernelShape(const ir::Block& blk, int64_t T, bool& loops, int64_t& maxPer) {
+  for (const auto& op : blk.ops()) {
+    if (op->kind() == ir::OpKind::For) loops = true;
+    for (unsigned i = 0; i < op->numResults(); ++i)
+      if (op->result(i)->type().isTile())
+        maxPer = std::max(maxPer, ir::tileLayout(op->result(i)->type().shape, T).perThread());
+    for (unsigned r = 0; r < op->numRegions(); ++r)
+      for (const auto& nb : op->region(r).blocks()) kernelShape(*nb, T, loops, maxPer);
+  }
+}
+}  // namespace
+
+int64_t Lowerer::fullOccupancyCtas() {
+  // A loop-free kernel whose tiles are one 16-byte chunk per thread (one row
+  // per CTA, e.g. DiT forward at 4 warps) is latency-bound and limited by
+  // resident CTAs: ask ptxas for the thread limit (2048 / T CTAs per SM, at
+  // most 32), i.e. <= 65536 / 2048 = 32 registers. Measured on PTX: DiT fwd
+  // 4 warps 36 -> 32 registers without spills, 12 -> 16 CTAs per SM.
+  static const bool off = [] {
+    const char* e = std::getenv("FNK_NO_MINCTAS");
+    return e && *e && *e != '0';
+  }();
+  if (off || T > 256 || fn.body.empty()) return 0;
+  bool loops = false;
+  int64_t maxPer = 1;
+  kernelShape(fn.body.front(), T, loops, maxPer);
+  if (loops || maxPer > 8) return 0;
+  return std::min<int64_t>(32, 2048 / T);
+}
+
 Status Lowerer::run() {
   std::vector<llvm::Type*> params;
   std::vector<AbiSlot> abi = kernelAbi(fn);
@@ -212,7 +244,11 @@ Status Lowerer::run() {
   kernel->addFnAttr("nvvm.maxntid", std::to_string(T));
   // Experiment knob (FNK_MINCTAS=N): ask ptxas for N resident CTAs per SM
   // (.minnctapersm), which caps registers at 65536 / (N * T).
-  if (const char* e = std::getenv("FNK_MINCTAS"); e && std::atoi(e) > 0) kernel->addFnAttr("nvvm.minctasm", e);
+  if (const char* e = std::getenv("FNK_MINCTAS"); e && std::atoi(e) > 0) {
+    kernel->addFnAttr("nvvm.minctasm", e);
+  } else if (int64_t n = fullOccupancyCtas(); n > 0) {
+    kernel->addFnAttr("nvvm.minctasm", std::to_string(n));
+  }
   auto c = fn.cluster();
   if (c.size() == 3 && c[0] * c[1] * c[2] > 1)
     kernel->addFnAttr("nvvm.cluster_dim", std::to_string(c[0]) + "," + std::to_string(c[1]) + "," + std::to_string(c[2]));
@@ -489,7 +525,11 @@ Status Lowerer::lowerFor(const ir::Operation& op) {
       maxChunks = std::max(maxChunks, l.uniform ? 0 : l.chunks);
       regs += (l.perThread() * ir::bitWidth(lop->result()->type().dtype) + 31) / 32;
     }
-    if (T > 256 || maxChunks < 2 || regs > 40) pf.clear();
+    static const int64_t maxThreads = [] {
+      const char* e = std::getenv("FNK_PREFETCH_MAX_THREADS");  // experiment knob
+      return e && std::atoi(e) > 0 ? static_cast<int64_t>(std::atoi(e)) : int64_t{256};
+    }();
+    if (T > maxThreads || maxChunks < 2 || regs > 40) pf.clear();
   }
   std::vector<TV> pfInit;
   auto lowerAt = [&](const ir::Operation* lop, llvm::Value* ivVal, TV& outTV) -> Status {

@@ -6,8 +6,9 @@
 // (c * T + tid) * V + v of the row-major tile, or the one value of a uniform
 // tile. Elementwise ops work register by register; ops that move elements
 // between threads (broadcast of a held tile, transpose, reductions, cluster
-// reductions) go through one shared-memory scratch buffer, each use fenced by
-// bar.sync before and after, or through warp shuffles. Index-like values
+// reductions) go through shared-memory scratch buffers, each use fenced by
+// bar.sync after its writes and, unless the previous use went to the other
+// buffer (scratchBegin), before them; or through warp shuffles. Index-like values
 // (arange, broadcasts and arithmetic of them with uniform values) are
 // recomputed at any element instead of moved ("remat").
 #pragma once
@@ -155,6 +156,8 @@ public:
   /// tensor and whose operands are all lowered: issued before a reduction's
   /// barriers, their latency overlaps it instead of following it.
   Status hoistLoads(const ir::Block& blk, const ir::Operation* pos);
+  /// CTAs per SM to request from ptxas (.minnctapersm), or 0 for none.
+  int64_t fullOccupancyCtas();
   /// The block being lowered (innermost).
   const ir::Block* curBlock = nullptr;
   /// The block whose cluster.reduce issued a barrier.cluster.arrive whose wait

@@ -3,8 +3,10 @@
 // axis) and masked; a store of a uniform tile is done by thread 0 alone.
 // Each group of V consecutive held elements becomes one vector access when
 // the innermost index is contiguous over the group and the others constant
-// (axisInfo), all V elements are valid and the address is aligned; that is
-// checked at run time, with per-element accesses as the fallback.
+// (axisInfo), all V elements are valid and the address is aligned. That is
+// checked at run time once for the whole access (every chunk valid, every
+// address aligned: all C vector accesses in one block); when it fails, per
+// chunk, with per-element accesses as the chunk's fallback.
 #include <numeric>
 
 #include <llvm/IR/InlineAsm.h>
