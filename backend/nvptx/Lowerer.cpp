@@ -4,6 +4,7 @@
 #include "backend/nvptx/Lowerer.h"
 
 #include <cstdlib>
+#include <functional>
 
 #include <llvm/IR/IntrinsicsNVPTX.h>
 #include <llvm/IR/Verifier.h>
@@ -512,24 +513,49 @@ Status Lowerer::lowerFor(const ir::Operation& op) {
     }
     if (ok && usesIv) pf.push_back(bop.get());
   }
-  // Only for wide tiles (two or more chunks per thread) in CTAs of at most 256
-  // threads (255 registers each): those kernels already run one or two CTAs
-  // per SM, so the extra registers cost no occupancy, and the prefetched
-  // values must fit in about 40 registers (bf16 rows of 8192: x and dy, 16
-  // each). Narrower tiles' kernels are occupancy-bound; prefetching there
-  // measured as register growth without added MLP per SM (not run).
+  // Only for wide tiles (two or more chunks per thread), and only when what
+  // stays live across the loop fits in half the register cap (65536 / T, at
+  // most 255): the loop-carried tiles, the wide tiles from outside that the
+  // body reads (w), and the prefetched values themselves, counted in 32-bit
+  // registers (bf16 packed two to one). E.g. rmsnorm_bwd 8192: dw 32 + w 32 +
+  // x, dy 32 + rstd 1 = 97 <= 127 at 8 warps (246 registers, no spill), 16 + 16
+  // + 17 = 49 <= 64 at 16 warps (121); layernorm_bwd carries dw and db and
+  // stays without (it spilled 64-72 bytes with it).
   if (!pf.empty()) {
-    int64_t regs = 0, maxChunks = 0;
+    auto regsOf = [&](const ir::Type& t) {
+      ir::TileLayout l = layoutOf(t.shape);
+      return (l.perThread() * std::max(ir::bitWidth(t.dtype), 1) + 31) / 32;
+    };
+    int64_t pfRegs = 0, maxChunks = 0, live = 0;
     for (const ir::Operation* lop : pf) {
       ir::TileLayout l = layoutOf(lop->result()->type().shape);
       maxChunks = std::max(maxChunks, l.uniform ? 0 : l.chunks);
-      regs += (l.perThread() * ir::bitWidth(lop->result()->type().dtype) + 31) / 32;
+      pfRegs += regsOf(lop->result()->type());
     }
+    for (const TV& t : init)
+      if (!t.layout.uniform) live += t.layout.perThread() * (t.dtype == ir::DType::F64 || t.dtype == ir::DType::I64 ? 2 : 1);
+    std::unordered_set<const ir::Value*> seen;
+    std::function<void(const ir::Block&)> scan = [&](const ir::Block& blk) {
+      for (const auto& o : blk.ops()) {
+        for (ir::Value* v : o->operands()) {
+          auto it = tiles.find(v);
+          // float tiles only: index tiles (cols) are recomputed from tid where used
+          if (it == tiles.end() || it->second.layout.uniform || !ir::isFloat(it->second.dtype) || !seen.insert(v).second)
+            continue;
+          live += static_cast<int64_t>(it->second.regs.size());  // held as computed (f32 after a cast)
+        }
+        for (unsigned r = 0; r < o->numRegions(); ++r)
+          for (const auto& nb : o->region(r).blocks()) scan(*nb);
+      }
+    };
+    scan(body);
     static const int64_t maxThreads = [] {
-      const char* e = std::getenv("FNK_PREFETCH_MAX_THREADS");  // experiment knob
-      return e && std::atoi(e) > 0 ? static_cast<int64_t>(std::atoi(e)) : int64_t{256};
+      const char* e = std::getenv("FNK_PREFETCH_MAX_THREADS");  // experiment knob: bypass the budget up to this many threads
+      return e && std::atoi(e) > 0 ? static_cast<int64_t>(std::atoi(e)) : int64_t{0};
     }();
-    if (T > maxThreads || maxChunks < 2 || regs > 40) pf.clear();
+    const int64_t cap = std::min<int64_t>(255, 65536 / T);
+    const bool fits = live + pfRegs <= cap / 2 || T <= maxThreads;
+    if (maxChunks < 2 || pfRegs > 40 || !fits) pf.clear();
   }
   std::vector<TV> pfInit;
   auto lowerAt = [&](const ir::Operation* lop, llvm::Value* ivVal, TV& outTV) -> Status {
