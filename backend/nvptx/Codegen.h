@@ -15,6 +15,13 @@ struct TargetOptions {
   bool optimize = true;
 };
 
+/// Identifies the code this backend generates for a given IR: a revision
+/// string bumped with every change to the lowering, plus the values of the
+/// environment knobs the lowering reads (FNK_NO_PREFETCH, ...). Module caches
+/// key on it so that cubins of an older backend, or of another knob setting,
+/// are never reused.
+std::string loweringKey();
+
 /// LLVM IR text of `fn` (before optimization when `opts.optimize` is false).
 Status emitLLVM(const ir::Function& fn, const TargetOptions& opts, std::string& out);
 /// PTX text of `fn`; the module holds one .entry named after the kernel.

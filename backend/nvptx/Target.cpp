@@ -1,5 +1,6 @@
 // LLVM's NVPTX target: initialization (once), the TargetMachine, the O3
 // optimization pipeline and PTX emission.
+#include <cstdlib>
 #include <memory>
 #include <mutex>
 
@@ -78,6 +79,16 @@ Status buildModule(const ir::Function& fn, const TargetOptions& opts, llvm::LLVM
 }
 
 }  // namespace
+
+std::string loweringKey() {
+  std::string k = "nvptx-v1.3";  // bump with every change to the lowering
+  for (const char* name : {"FNK_NO_PREFETCH", "FNK_PREFETCH_MAX_THREADS", "FNK_NO_HOIST", "FNK_NO_MINCTAS",
+                           "FNK_SCRATCH_BARRIERS", "FNK_MINCTAS", "FNK_UNROLL"}) {
+    const char* e = std::getenv(name);
+    k += std::string("|") + (e ? e : "");
+  }
+  return k;
+}
 
 Status emitLLVM(const ir::Function& fn, const TargetOptions& opts, std::string& out) {
   llvm::LLVMContext ctx;

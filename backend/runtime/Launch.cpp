@@ -54,7 +54,8 @@ Status compileAndLoad(const ir::Function& fn, Device& dev, Kernel& out, CompileI
   nvptx::TargetOptions topts;
   std::ostringstream ir;
   ir::print(ir, fn);
-  std::string key = hex(fnv1a64(ir.str() + "|" + topts.arch + "|" + topts.features + "|" FNK_VERSION)) +
+  std::string key = hex(fnv1a64(ir.str() + "|" + topts.arch + "|" + topts.features + "|" FNK_VERSION "|" +
+                                nvptx::loweringKey())) +
                     hex(fnv1a64(ir.str(), 88172645463325252ull));
   CompileInfo local;
   CompileInfo& ci = info ? *info : local;
