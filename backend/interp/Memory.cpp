@@ -10,6 +10,19 @@ namespace {
 
 Status opError(const ir::Operation& op, const std::string& m) { return Status::error(std::string(op.name()) + ": " + m); }
 
+/// The row-major offset of element `e` of an access whose index operands are
+/// `idx[0..rank)`; false when an index falls outside its dim (the automatic
+/// bounds mask of tile.load and tile.store).
+bool elementOffset(const Memory& m, const double* const* idx, int64_t e, int64_t& off) {
+  off = 0;
+  for (size_t d = 0; d < m.shape.size(); ++d) {
+    double x = idx[d][e];
+    if (!(x >= 0 && x < static_cast<double>(m.shape[d]))) return false;
+    off = off * m.shape[d] + static_cast<int64_t>(x);
+  }
+  return true;
+}
+
 }  // namespace
 
 // Index, mask and `other` operands broadcast to the access shape; an element
@@ -41,13 +54,8 @@ Status Evaluator::execLoad(const ir::Operation& op) {
   const double* other = hasOther ? p[1 + r + hasMask] : nullptr;
   Tile out{rt.shape, std::vector<double>(static_cast<size_t>(n))};
   for (int64_t e = 0; e < n; ++e) {
-    bool valid = !mask || mask[e] != 0;
     int64_t off = 0;
-    for (size_t d = 0; valid && d < r; ++d) {
-      double x = p[1 + d][e];
-      valid = x >= 0 && x < static_cast<double>(m->shape[d]);
-      if (valid) off = off * m->shape[d] + static_cast<int64_t>(x);
-    }
+    bool valid = (!mask || mask[e] != 0) && elementOffset(*m, &p[1], e, off);
     out.data[e] = valid ? m->data[off] : other ? other[e] : 0.0;
   }
   roundInPlace(out.data.data(), n, rt.dtype);
@@ -88,13 +96,8 @@ Status Evaluator::execStore(const ir::Operation& op) {
   const double* mask = hasMask ? p[2 + r] : nullptr;
   const ir::DType dt = m->dtype;
   for (int64_t e = 0; e < n; ++e) {
-    bool valid = !mask || mask[e] != 0;
     int64_t off = 0;
-    for (size_t d = 0; valid && d < r; ++d) {
-      double x = p[1 + d][e];
-      valid = x >= 0 && x < static_cast<double>(m->shape[d]);
-      if (valid) off = off * m->shape[d] + static_cast<int64_t>(x);
-    }
+    bool valid = (!mask || mask[e] != 0) && elementOffset(*m, &p[1], e, off);
     if (valid) m->data[off] = roundToDType(value[e], dt);
   }
   return Status::ok();
