@@ -135,11 +135,8 @@ int run(RunOptions& o) {
   }
   std::vector<interp::Arg> args;
   if (Status s = binder.finish(args); !s) {
-    std::string flag = "--arg";
-    for (const auto& p : fn.params)
-      if (s.message().find("'" + p.name + "'") != std::string::npos)
-        flag = p.type.isOut ? "--out" : p.type.isTensor() ? "--in" : "--arg";
-    return fail(s.message() + "; pass it with " + flag);
+    const ir::Type& t = fn.params[static_cast<size_t>(binder.firstUnbound())].type;
+    return fail(s.message() + "; pass it with " + (t.isOut ? "--out" : t.isTensor() ? "--in" : "--arg"));
   }
   interp::RunOptions ro;
   ro.poisonOutputs = true;

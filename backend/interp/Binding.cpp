@@ -110,13 +110,18 @@ Status ArgBinder::allocateOutput(const std::string& param, HostArray& a) {
   return bindTensor(param, a);
 }
 
+int ArgBinder::firstUnbound() const {
+  for (size_t i = 0; i < bound_.size(); ++i)
+    if (!bound_[i]) return static_cast<int>(i);
+  return -1;
+}
+
 Status ArgBinder::finish(std::vector<Arg>& args) const {
-  for (size_t i = 0; i < fn_.params.size(); ++i)
-    if (!bound_[i]) {
-      const ir::Param& p = fn_.params[i];
-      return Status::error("missing " + std::string(p.type.isOut ? "output" : p.type.isTensor() ? "input" : "scalar") +
-                           " '" + p.name + "' (" + p.type.str() + ")");
-    }
+  if (int i = firstUnbound(); i >= 0) {
+    const ir::Param& p = fn_.params[static_cast<size_t>(i)];
+    return Status::error("missing " + std::string(p.type.isOut ? "output" : p.type.isTensor() ? "input" : "scalar") +
+                         " '" + p.name + "' (" + p.type.str() + ")");
+  }
   args = args_;
   return Status::ok();
 }

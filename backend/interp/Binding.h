@@ -29,6 +29,8 @@ public:
   Status allocateOutput(const std::string& param, HostArray& a);
   /// Every parameter must be bound; returns the args in parameter order.
   Status finish(std::vector<Arg>& args) const;
+  /// The first parameter not bound yet, or -1.
+  int firstUnbound() const;
 
   const ir::Function& function() const { return fn_; }
   int paramIndex(const std::string& name, Status& error) const;
