@@ -355,6 +355,16 @@ std::unique_ptr<ir::Function> elaborateKernel(const Program& program, const ast:
   return Elaborator(program, diags).kernel(kernel, consts);
 }
 
+bool checkKernelsWithDefaults(const Program& program, DiagEngine& diags) {
+  bool ok = true;
+  for (const auto& d : program.root()->decls) {
+    bool defaults = d->isKernel;
+    for (const auto& g : d->generics) defaults &= g.hasDefault;
+    if (defaults) ok &= elaborateKernel(program, *d, {}, diags) != nullptr;
+  }
+  return ok;
+}
+
 std::unique_ptr<ir::Module> elaborateModule(const Program& program, const ConstOverrides& consts, DiagEngine& diags,
                                             const std::string& onlyKernel) {
   const ast::Module* root = program.root();

@@ -27,6 +27,11 @@ std::unique_ptr<ir::Function> elaborateKernel(const Program& program, const ast:
 std::unique_ptr<ir::Module> elaborateModule(const Program& program, const ConstOverrides& consts,
                                             DiagEngine& diags, const std::string& onlyKernel = {});
 
+/// Instantiates every root kernel whose const generics all have defaults, so
+/// a program's type and shape errors surface when it is loaded (libfnk,
+/// `fnk repl`) rather than at the first call. False on any error.
+bool checkKernelsWithDefaults(const Program& program, DiagEngine& diags);
+
 /// Limits that keep absurd programs from exhausting the compiler or the GPU.
 constexpr int64_t kMaxTileElements = int64_t(1) << 20;
 constexpr int64_t kMaxSharedBytes = 227 * 1024;  // Hopper's opt-in shared memory per CTA

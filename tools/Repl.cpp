@@ -148,24 +148,15 @@ std::unique_ptr<Module> newModule(const std::string& name, const ReplOptions& o)
 
 bool Session::loadFile(const std::string& path) {
   auto m = newModule(path, opts_);
-  bool ok = m->program->loadFile(path);
+  bool ok = m->program->loadFile(path) && checkKernelsWithDefaults(*m->program, *m->diags);
   return addModule(std::move(m), ok);
 }
 
 bool Session::compileTyped(const std::string& chunk) {
+  // Everything typed so far is compiled as one module; a chunk with errors is dropped.
   auto m = newModule("<repl-" + std::to_string(++typedCount_) + ">", opts_);
-  bool ok = m->program->loadBuffer(m->name, typed_ + chunk);
-  if (ok) typed_ += chunk;  // a chunk with errors is dropped
-  // Type-check kernels whose constants all have defaults right away.
-  if (ok)
-    for (const auto& d : m->program->root()->decls) {
-      bool defaults = d->isKernel;
-      for (const auto& g : d->generics) defaults &= g.hasDefault;
-      if (defaults) ok &= elaborateKernel(*m->program, *d, {}, *m->diags) != nullptr;
-    }
-  if (!ok && m->diags->hasErrors()) {
-    typed_.resize(typed_.size() - (typed_.size() >= chunk.size() && typed_.ends_with(chunk) ? chunk.size() : 0));
-  }
+  bool ok = m->program->loadBuffer(m->name, typed_ + chunk) && checkKernelsWithDefaults(*m->program, *m->diags);
+  if (ok) typed_ += chunk;
   return addModule(std::move(m), ok);
 }
 
@@ -180,7 +171,6 @@ Module* Session::findKernel(const std::string& name, const ast::FuncDecl** decl)
 }
 
 bool Session::wantsMore(const std::string& line) {
-  std::string t = line.substr(0, line.find_first_not_of(" \t") == std::string::npos ? 0 : line.find_first_not_of(" \t"));
   bool starts = pending_.empty() && (line.rfind("kernel ", 0) == 0 || line.rfind("fn ", 0) == 0 ||
                                      line.rfind("import ", 0) == 0);
   if (!starts && pending_.empty()) return false;
