@@ -231,20 +231,15 @@ EVal Elaborator::builtin(const std::string& fname, CallArgs& args, SourceRange r
   }
   if (fname == "fma") {
     if (!expect(3, 3, {})) return EVal::error();
-    EVal ab = binary("*", args.pos[0], args.pos[1], r);  // for dtype and shape
-    if (ab.isError()) return ab;
-    ir::Value* prod = toValue(ab);
-    ir::Value *va = nullptr, *vc = nullptr;
-    EVal p = EVal::of(prod, r), c = args.pos[2];
-    if (!unify(p, c, r, va, vc)) return EVal::error();
-    if (!ir::isFloat(va->type().dtype)) return binary("+", EVal::of(va, r), EVal::of(vc, r), r);
-    // Re-derive the factors in the unified dtype and shape so the fma rounds once.
-    EVal fa = args.pos[0], fb = args.pos[1];
-    ir::Value *x = nullptr, *y = nullptr;
-    if (!unify(fa, fb, r, x, y)) return EVal::error();
-    x = broadcastTo(cast(x, va->type().dtype, r), va->type().shape, r);
-    y = broadcastTo(cast(y, va->type().dtype, r), va->type().shape, r);
-    return EVal::of(emit(OpKind::Fma, r, {x, y, vc}, va->type()), r);
+    // a and b to one dtype and shape, then that with c; b follows a's result.
+    EVal a = args.pos[0], b = args.pos[1];
+    ir::Value *x = nullptr, *y = nullptr, *z = nullptr;
+    if (!unify(a, b, r, x, y)) return EVal::error();
+    EVal xv = EVal::of(x, r), c = args.pos[2];
+    if (!unify(xv, c, r, x, z)) return EVal::error();
+    y = broadcastTo(cast(y, x->type().dtype, r), x->type().shape, r);
+    if (ir::isFloat(x->type().dtype)) return EVal::of(emit(OpKind::Fma, r, {x, y, z}, x->type()), r);
+    return EVal::of(emit(OpKind::Add, r, {emit(OpKind::Mul, r, {x, y}, x->type()), z}, x->type()), r);
   }
   if (fname == "sum" || fname == "max" || fname == "min" || fname == "mean") {
     if (!expect(1, 2, {"axis"})) return EVal::error();

@@ -163,3 +163,22 @@ def test_split_requires_the_row_to_fit(rms):
     with pytest.raises(fnk.ArgumentError, match="N <= CLUSTER \\* BLOCK_N"):
         rms.rmsnorm_fwd_split(x, np.ones(100, np.float32), np.zeros_like(x), np.zeros(2, np.float32), eps=1.0,
                               BLOCK_N=16, CLUSTER=4)
+
+
+def test_fma_broadcasts_promotes_and_rounds_once():
+    mod = fnk.compile("""
+kernel k(a: tensor<f32>[N], c: tensor<f32>[M, N], y: out tensor<f32>[M, N], z: out tensor<i32>[N]) launch(grid = 1) {
+    let i = arange(0, 8);
+    let rows = arange(0, 4);
+    store(y[rows[:, None], i[None, :]], fma(load(a[i]), 3, load(c[rows[:, None], i[None, :]])));
+    store(z[i], fma(i, 3, 1));
+}
+""", name="fma.fnk")
+    r = rng()
+    a = r.standard_normal(8).astype(np.float32)
+    c = r.standard_normal((4, 8)).astype(np.float32)
+    y, z = np.zeros((4, 8), np.float32), np.zeros(8, np.int32)
+    mod.k(a, c, y, z)
+    exact = a.astype(np.float64) * 3 + c.astype(np.float64)
+    np.testing.assert_array_equal(y, exact.astype(np.float32))  # one rounding: the f32 nearest the exact value
+    np.testing.assert_array_equal(z, np.arange(8) * 3 + 1)
