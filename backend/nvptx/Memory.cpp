@@ -117,6 +117,64 @@ static llvm::Value* lastIndexBase(Lowerer& L, const Access& a, size_t r) {
   return b.CreateCall(llvm::InlineAsm::get(fty, "mov.b64 $0, $1;", "=l,l", /*hasSideEffects=*/true), {x});
 }
 
+// Whether an access of `shape` through index operands op[1..1+rank) can use
+// V-element vectors: the innermost index contiguous in runs of V, the others
+// constant across them.
+static bool vectorizable(Lowerer& L, const ir::Operation& op, size_t rank, const std::vector<int64_t>& shape,
+                         int64_t V) {
+  if (accessInfo(L, op.operand(rank), shape).contig % V != 0) return false;
+  for (size_t d = 0; d + 1 < rank; ++d)
+    if (accessInfo(L, op.operand(1 + d), shape).constant % V != 0) return false;
+  return true;
+}
+
+// The chunks of a vector access: per chunk, whether its V elements are all
+// valid (bounds, layout padding, mask) and the address of its first element;
+// over all chunks, whether every one is valid and the OR of their addresses
+// (for one alignment test). Loads and stores share it.
+struct ChunkPlan {
+  int64_t piece = 0, perPiece = 0, chunks = 0;  // bytes per vector access, elements per access, chunks
+  llvm::FixedVectorType* vty = nullptr;
+  std::vector<llvm::Value*> ok, addr;
+  llvm::Value* allOk = nullptr;
+  llvm::Value* addrBits = nullptr;
+
+  llvm::Value* allAligned(Lowerer& L) const {
+    return L.b.CreateICmpEQ(L.b.CreateAnd(addrBits, L.i64(piece - 1)), L.i64(0));
+  }
+  llvm::Value* aligned(Lowerer& L, int64_t c) const {
+    return L.b.CreateICmpEQ(L.b.CreateAnd(L.b.CreatePtrToInt(addr[c], L.b.getInt64Ty()), L.i64(piece - 1)), L.i64(0));
+  }
+};
+
+static ChunkPlan planChunks(Lowerer& L, const Access& a, const ir::TileLayout& lay, llvm::Type* ty, int64_t bytes) {
+  auto& b = L.b;
+  const int64_t V = lay.vec;
+  ChunkPlan p;
+  p.piece = std::min<int64_t>(16, V * bytes);
+  p.perPiece = p.piece / bytes;
+  p.chunks = lay.chunks;
+  p.vty = llvm::FixedVectorType::get(ty, static_cast<unsigned>(p.perPiece));
+  p.ok.resize(static_cast<size_t>(p.chunks));
+  p.addr.resize(static_cast<size_t>(p.chunks));
+  for (int64_t c = 0; c < p.chunks; ++c) {
+    size_t r0 = static_cast<size_t>(c * V), r1 = r0 + V - 1;
+    llvm::Value *valid, *off, *validLast, *offLast;
+    elementAddress(L, a, r0, valid, off);
+    elementAddress(L, a, r0, validLast, offLast, V - 1);
+    valid = L.andAll(L.andAll(valid, validLast), L.elemValid(lay, static_cast<int64_t>(r0)));
+    if (a.mask && !a.mask->layout.uniform)
+      for (size_t r = r0; r <= r1; ++r) valid = L.andAll(valid, a.mask->regs[r]);
+    else if (a.mask) valid = L.andAll(valid, a.mask->regs[0]);
+    p.addr[c] = b.CreateGEP(ty, a.mem->base, off);
+    p.ok[c] = valid;
+    p.allOk = L.andAll(p.allOk, valid);
+    llvm::Value* bits = b.CreatePtrToInt(p.addr[c], b.getInt64Ty());
+    p.addrBits = p.addrBits ? b.CreateOr(p.addrBits, bits) : bits;
+  }
+  return p;
+}
+
 Status Lowerer::lowerLoad(const ir::Operation& op) {
   auto mit = mems.find(op.operand(0));
   if (mit == mems.end()) return fail(op, "memory operand is not lowered");
@@ -134,12 +192,8 @@ Status Lowerer::lowerLoad(const ir::Operation& op) {
   llvm::Type* ty = memType(rt.dtype);
   const int64_t bytes = static_cast<int64_t>(mod.getDataLayout().getTypeAllocSize(ty));
   const int64_t V = out.layout.vec;
-  bool vec = !out.layout.uniform && V > 1 && rank > 0 && rt.dtype != ir::DType::I1;
-  if (vec) {
-    AxisInfo last = accessInfo(*this, op.operand(rank), rt.shape);
-    vec = last.contig % V == 0;
-    for (size_t d = 0; vec && d + 1 < rank; ++d) vec = accessInfo(*this, op.operand(1 + d), rt.shape).constant % V == 0;
-  }
+  const bool vec = !out.layout.uniform && V > 1 && rank > 0 && rt.dtype != ir::DType::I1 &&
+                   vectorizable(*this, op, rank, rt.shape, V);
   auto zero = [&]() -> llvm::Value* { return llvm::Constant::getNullValue(regType(rt.dtype)); };
   // Element r; with k > 0, its indices are register r - k's plus k (see elementAddress).
   auto scalarLoad = [&](size_t r, int64_t k = 0, llvm::Value* lastBase = nullptr) -> llvm::Value* {
@@ -165,34 +219,13 @@ Status Lowerer::lowerLoad(const ir::Operation& op) {
   if (!vec) {
     for (size_t r = 0; r < out.regs.size(); ++r) out.regs[r] = scalarLoad(r);
   } else {
-    const int64_t piece = std::min<int64_t>(16, V * bytes);  // bytes per vector access
-    const int64_t perPiece = piece / bytes;
-    const int64_t C = out.layout.chunks;
-    auto* vty = llvm::FixedVectorType::get(ty, static_cast<unsigned>(perPiece));
-    // Per chunk: whether the V elements are all valid, and the address of the first.
-    std::vector<llvm::Value*> chunkOk(static_cast<size_t>(C)), chunkAddr(static_cast<size_t>(C));
-    llvm::Value* allOk = nullptr;
-    llvm::Value* addrBits = nullptr;
-    for (int64_t c = 0; c < C; ++c) {
-      size_t r0 = static_cast<size_t>(c * V), r1 = r0 + V - 1;
-      llvm::Value *valid, *off, *validLast, *offLast;
-      elementAddress(*this, a, r0, valid, off);
-      elementAddress(*this, a, r0, validLast, offLast, V - 1);
-      valid = andAll(andAll(valid, validLast), elemValid(out.layout, static_cast<int64_t>(r0)));
-      if (a.mask && !a.mask->layout.uniform)
-        for (size_t r = r0; r <= r1; ++r) valid = andAll(valid, a.mask->regs[r]);
-      else if (a.mask) valid = andAll(valid, a.mask->regs[0]);
-      chunkAddr[c] = b.CreateGEP(ty, mem.base, off);
-      chunkOk[c] = valid;
-      allOk = andAll(allOk, valid);
-      llvm::Value* bits = b.CreatePtrToInt(chunkAddr[c], b.getInt64Ty());
-      addrBits = addrBits ? b.CreateOr(addrBits, bits) : bits;
-    }
+    const ChunkPlan plan = planChunks(*this, a, out.layout, ty, bytes);
+    const int64_t C = plan.chunks;
     auto vectorChunk = [&](int64_t c, std::vector<llvm::Value*>& vals) {
-      for (int64_t p = 0; p < V / perPiece; ++p) {
-        llvm::Value* pa = b.CreateGEP(ty, chunkAddr[c], i64(p * perPiece));
-        llvm::Value* vv = b.CreateAlignedLoad(vty, pa, llvm::Align(piece));
-        for (int64_t k = 0; k < perPiece; ++k) vals.push_back(b.CreateExtractElement(vv, static_cast<uint64_t>(k)));
+      for (int64_t p = 0; p < V / plan.perPiece; ++p) {
+        llvm::Value* pa = b.CreateGEP(ty, plan.addr[c], i64(p * plan.perPiece));
+        llvm::Value* vv = b.CreateAlignedLoad(plan.vty, pa, llvm::Align(plan.piece));
+        for (int64_t k = 0; k < plan.perPiece; ++k) vals.push_back(b.CreateExtractElement(vv, static_cast<uint64_t>(k)));
       }
     };
     // Fast path: every chunk valid and every address aligned (one test per
@@ -204,11 +237,11 @@ Status Lowerer::lowerLoad(const ir::Operation& op) {
     llvm::BasicBlock *fastEnd = nullptr, *joinBB = nullptr;
     std::vector<llvm::Value*> fastAll;
     if (split) {
-      llvm::Value* aligned = b.CreateICmpEQ(b.CreateAnd(addrBits, i64(piece - 1)), i64(0));
+      llvm::Value* aligned = plan.allAligned(*this);
       llvm::BasicBlock* fastBB = llvm::BasicBlock::Create(ctx, "ldt.fast", kernel);
       llvm::BasicBlock* slowBB = llvm::BasicBlock::Create(ctx, "ldt.slow", kernel);
       joinBB = llvm::BasicBlock::Create(ctx, "ldt.done", kernel);
-      b.CreateCondBr(andAll(allOk, aligned), fastBB, slowBB);
+      b.CreateCondBr(andAll(plan.allOk, aligned), fastBB, slowBB);
       b.SetInsertPoint(fastBB);
       for (int64_t c = 0; c < C; ++c) vectorChunk(c, fastAll);
       fastEnd = b.GetInsertBlock();
@@ -218,12 +251,11 @@ Status Lowerer::lowerLoad(const ir::Operation& op) {
     std::vector<llvm::Value*> slowAll;
     for (int64_t c = 0; c < C; ++c) {
       size_t r0 = static_cast<size_t>(c * V), r1 = r0 + V - 1;
-      llvm::Value* chunkAligned =
-          b.CreateICmpEQ(b.CreateAnd(b.CreatePtrToInt(chunkAddr[c], b.getInt64Ty()), i64(piece - 1)), i64(0));
+      llvm::Value* chunkAligned = plan.aligned(*this, c);
       llvm::BasicBlock* vb = llvm::BasicBlock::Create(ctx, "ldv", kernel);
       llvm::BasicBlock* sb = llvm::BasicBlock::Create(ctx, "lds", kernel);
       llvm::BasicBlock* done = llvm::BasicBlock::Create(ctx, "ldv.done", kernel);
-      b.CreateCondBr(andAll(chunkOk[c], chunkAligned), vb, sb);
+      b.CreateCondBr(andAll(plan.ok[c], chunkAligned), vb, sb);
       b.SetInsertPoint(vb);
       std::vector<llvm::Value*> fastVals;
       vectorChunk(c, fastVals);
@@ -292,55 +324,32 @@ Status Lowerer::lowerStore(const ir::Operation& op) {
     llvm::Value* v = memVal(r);
     emitIf(valid, [&] { b.CreateAlignedStore(v, b.CreateGEP(ty, mem.base, off), llvm::Align(bytes)); });
   };
-  bool vec = !lay.uniform && V > 1 && rank > 0 && mem.dtype != ir::DType::I1;
-  if (vec) {
-    AxisInfo last = accessInfo(*this, op.operand(rank), shape);
-    vec = last.contig % V == 0;
-    for (size_t d = 0; vec && d + 1 < rank; ++d) vec = accessInfo(*this, op.operand(1 + d), shape).constant % V == 0;
-  }
+  const bool vec = !lay.uniform && V > 1 && rank > 0 && mem.dtype != ir::DType::I1 &&
+                   vectorizable(*this, op, rank, shape, V);
   if (!vec) {
     for (size_t r = 0; r < val.regs.size(); ++r) scalarStore(r);
     return Status::ok();
   }
-  const int64_t piece = std::min<int64_t>(16, V * bytes);
-  const int64_t perPiece = piece / bytes;
-  const int64_t C = lay.chunks;
-  auto* vty = llvm::FixedVectorType::get(ty, static_cast<unsigned>(perPiece));
-  std::vector<llvm::Value*> chunkOk(static_cast<size_t>(C)), chunkAddr(static_cast<size_t>(C));
-  llvm::Value* allOk = nullptr;
-  llvm::Value* addrBits = nullptr;
-  for (int64_t c = 0; c < C; ++c) {
-    size_t r0 = static_cast<size_t>(c * V), r1 = r0 + V - 1;
-    llvm::Value *valid, *off, *validLast, *offLast;
-    elementAddress(*this, a, r0, valid, off);
-    elementAddress(*this, a, r0, validLast, offLast, V - 1);
-    valid = andAll(andAll(valid, validLast), elemValid(lay, static_cast<int64_t>(r0)));
-    if (a.mask && !a.mask->layout.uniform)
-      for (size_t r = r0; r <= r1; ++r) valid = andAll(valid, a.mask->regs[r]);
-    else if (a.mask) valid = andAll(valid, a.mask->regs[0]);
-    chunkAddr[c] = b.CreateGEP(ty, mem.base, off);
-    chunkOk[c] = valid;
-    allOk = andAll(allOk, valid);
-    llvm::Value* bits = b.CreatePtrToInt(chunkAddr[c], b.getInt64Ty());
-    addrBits = addrBits ? b.CreateOr(addrBits, bits) : bits;
-  }
+  const ChunkPlan plan = planChunks(*this, a, lay, ty, bytes);
+  const int64_t C = plan.chunks;
   auto vectorChunk = [&](int64_t c) {
     size_t r0 = static_cast<size_t>(c * V);
-    for (int64_t p = 0; p < V / perPiece; ++p) {
-      llvm::Value* vv = llvm::PoisonValue::get(vty);
-      for (int64_t k = 0; k < perPiece; ++k) vv = b.CreateInsertElement(vv, memVal(r0 + p * perPiece + k), static_cast<uint64_t>(k));
-      b.CreateAlignedStore(vv, b.CreateGEP(ty, chunkAddr[c], i64(p * perPiece)), llvm::Align(piece));
+    for (int64_t p = 0; p < V / plan.perPiece; ++p) {
+      llvm::Value* vv = llvm::PoisonValue::get(plan.vty);
+      for (int64_t k = 0; k < plan.perPiece; ++k)
+        vv = b.CreateInsertElement(vv, memVal(r0 + p * plan.perPiece + k), static_cast<uint64_t>(k));
+      b.CreateAlignedStore(vv, b.CreateGEP(ty, plan.addr[c], i64(p * plan.perPiece)), llvm::Align(plan.piece));
     }
   };
   // As for loads: one test for the whole access, straight-line vector stores
   // when it passes, the per-chunk vector-or-element stores when not.
   llvm::BasicBlock* joinBB = nullptr;
   if (C > 1) {
-    llvm::Value* aligned = b.CreateICmpEQ(b.CreateAnd(addrBits, i64(piece - 1)), i64(0));
+    llvm::Value* aligned = plan.allAligned(*this);
     llvm::BasicBlock* fastBB = llvm::BasicBlock::Create(ctx, "stt.fast", kernel);
     llvm::BasicBlock* slowBB = llvm::BasicBlock::Create(ctx, "stt.slow", kernel);
     joinBB = llvm::BasicBlock::Create(ctx, "stt.done", kernel);
-    b.CreateCondBr(andAll(allOk, aligned), fastBB, slowBB);
+    b.CreateCondBr(andAll(plan.allOk, aligned), fastBB, slowBB);
     b.SetInsertPoint(fastBB);
     for (int64_t c = 0; c < C; ++c) vectorChunk(c);
     b.CreateBr(joinBB);
@@ -348,12 +357,11 @@ Status Lowerer::lowerStore(const ir::Operation& op) {
   }
   for (int64_t c = 0; c < C; ++c) {
     size_t r0 = static_cast<size_t>(c * V), r1 = r0 + V - 1;
-    llvm::Value* aligned =
-        b.CreateICmpEQ(b.CreateAnd(b.CreatePtrToInt(chunkAddr[c], b.getInt64Ty()), i64(piece - 1)), i64(0));
+    llvm::Value* aligned = plan.aligned(*this, c);
     llvm::BasicBlock* vb = llvm::BasicBlock::Create(ctx, "stv", kernel);
     llvm::BasicBlock* sb = llvm::BasicBlock::Create(ctx, "sts", kernel);
     llvm::BasicBlock* done = llvm::BasicBlock::Create(ctx, "stv.done", kernel);
-    b.CreateCondBr(andAll(chunkOk[c], aligned), vb, sb);
+    b.CreateCondBr(andAll(plan.ok[c], aligned), vb, sb);
     b.SetInsertPoint(vb);
     vectorChunk(c);
     b.CreateBr(done);
