@@ -22,17 +22,20 @@ std::vector<llvm::Value*> broadcastSource(llvm::IRBuilder<>& b, const std::vecto
 
 }  // namespace
 
+// A tile of `shape` with src's dtype and the shape's layout; true when it is
+// already complete because src is uniform (every element the same value).
+static bool reshaped(const Lowerer& L, const TV& src, const std::vector<int64_t>& shape, TV& out) {
+  out.shape = shape;
+  out.dtype = src.dtype;
+  out.layout = L.layoutOf(shape);
+  out.regs.assign(static_cast<size_t>(out.layout.perThread()), src.layout.uniform ? src.regs[0] : nullptr);
+  return src.layout.uniform;
+}
+
 TV Lowerer::relayout(const TV& src, const std::vector<int64_t>& dstShape,
                      const std::function<llvm::Value*(llvm::Value*)>& srcIndex) {
   TV out;
-  out.shape = dstShape;
-  out.dtype = src.dtype;
-  out.layout = layoutOf(dstShape);
-  out.regs.resize(static_cast<size_t>(out.layout.perThread()));
-  if (src.layout.uniform) {
-    for (auto& r : out.regs) r = src.regs[0];
-    return out;
-  }
+  if (reshaped(*this, src, dstShape, out)) return out;
   llvm::Type* ty = memType(src.dtype);
   int64_t bytes = static_cast<int64_t>(mod.getDataLayout().getTypeAllocSize(ty));
   llvm::Value* buf = scratchBegin(src.layout.elems * bytes);  // earlier readers are done
@@ -95,14 +98,7 @@ TV Lowerer::broadcastTo(const ir::Value* v, const std::vector<int64_t>& shape) {
   const TV& src = tile(v);
   if (src.shape == shape) return src;
   TV out;
-  out.shape = shape;
-  out.dtype = src.dtype;
-  out.layout = layoutOf(shape);
-  out.regs.resize(static_cast<size_t>(out.layout.perThread()));
-  if (src.layout.uniform) {
-    for (auto& r : out.regs) r = src.regs[0];
-    return out;
-  }
+  if (reshaped(*this, src, shape, out)) return out;
   // Same row-major order, same layout (a [1, N] source for an [N] result, say).
   if (src.layout == out.layout && src.layout.elems == out.layout.elems) {
     out.regs = src.regs;
