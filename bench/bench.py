@@ -188,7 +188,7 @@ def run_one(kind, shape, dtype, bwd, reps, check=True):
             tins = [t.detach().requires_grad_() for t in ins]
             y = f(*ins)
             if check and name == "fnk":
-                errs["y"] = (y.float() - y_ref.float()).abs().max().item()
+                errs["y"] = (y.float() - y_ref.float()).abs().max().item() / max(1.0, y_ref.float().abs().max().item())
                 if bwd:
                     gs = torch.autograd.grad(y, ins, dy, retain_graph=True)
                     errs["grads"] = max((a.float() - b.float()).abs().max().item() / max(1.0, b.float().abs().max().item())
@@ -225,6 +225,12 @@ MAIN = [  # (label, kind, shape, dtype, backward) from PERFORMANCE.md
 ]
 
 
+# Largest error of fnk against torch, relative to max(1, max |torch|), that the
+# bench accepts; above it the row is marked and the bench exits 1, so a fast
+# wrong kernel cannot pass as a result.
+TOLERANCE = {torch.bfloat16: 2e-2, torch.float32: 1e-4}
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", default=os.environ.get("OUT", "/tmp/fnk-bench"))
@@ -243,10 +249,13 @@ def main():
     torch.cuda.synchronize()
     roof = copy_bandwidth()
     print(f"{torch.cuda.get_device_name()}  torch {torch.__version__}  copy roofline {roof:.0f} GB/s", flush=True)
-    rows = []
+    rows, mismatches = [], []
     for label, kind, shape, dtype, bwd in MAIN:
         res, errs = run_one(kind, shape, dtype, bwd, reps)
         b = nbytes(kind, shape, dtype, bwd)
+        bad = [k for k, v in errs.items() if not v <= TOLERANCE[dtype]]
+        if bad:
+            mismatches.append(f"{label}: fnk {', '.join(bad)} off by {max(errs[k] for k in bad):.3g}")
         rows.append((label, kind, shape, str(dtype).replace("torch.", ""), bwd, b, res, errs))
         print(f"  {label}: " + ", ".join(f"{k} {v:.1f} us" for k, v in res.items()) +
               (f"  (fnk err {', '.join(f'{k} {v:.2g}' for k, v in errs.items())})" if errs else ""), flush=True)
@@ -265,6 +274,9 @@ def main():
                 print(f"  sweep {'bwd' if bwd else 'fwd'} N={n}: " + ", ".join(f"{k} {b / v / 1e3:.0f} GB/s" for k, v in res.items()), flush=True)
     write_outputs(a.out, roof, rows, sweep)
     print(f"bench took {time.time() - t0:.0f} s")
+    for m in mismatches:
+        print(f"MISMATCH {m}")
+    sys.exit(1 if mismatches else 0)
 
 
 def write_outputs(out, roof, rows, sweep):

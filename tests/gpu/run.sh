@@ -50,5 +50,6 @@ if [ $checks = 1 ] && python3 -c 'import torch' 2>/dev/null; then
 fi
 if [ $bench = 1 ]; then
   FNK_BUILD_DIR=$(dirname "$FNK") PYTHONUNBUFFERED=1 python3 bench/bench.py --out "$OUT" $quick 2>&1 | tee "$OUT/bench.log"
+  grep -q '^MISMATCH' "$OUT/bench.log" && rc=1
 fi
 exit $rc
