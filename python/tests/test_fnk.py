@@ -56,8 +56,10 @@ def test_bf16_default_rounds_inputs_and_outputs(rms):
 
 
 def test_dtype_const_follows_arrays(rms):
-    # x is float32, so T becomes f32 without being named.
-    assert "tensor<f32>" in rms.rmsnorm_fwd.ir(T="f32")
+    # T defaults to bf16; x is float32, so T becomes f32 without being named
+    # (with bf16 the result below would be off by ~1e-3, not 1e-6).
+    assert "T: dtype = bf16" in rms.rmsnorm_fwd.signature()
+    assert "tensor<bf16>" in rms.rmsnorm_fwd.ir()
     x = np.linspace(-1, 1, 14, dtype=np.float32).reshape(2, 7)
     y = np.zeros_like(x)
     rms.rmsnorm_fwd(x, np.ones(7, np.float32), y, np.zeros(2, np.float32), eps=0.0)
