@@ -72,13 +72,20 @@ TEST_P(RoundTripTest, PrintParsePrint) {
   const std::string file = GetParam();
   // Which const sets to try: the defaults, and T=f32 when every kernel has T.
   std::vector<ConstOverrides> variants{{}};
+  // A fresh source manager and program per load: each elaboration starts clean.
+  auto load = [&](SourceManager& sm, DiagEngine& diags) {
+    FrontendOptions fo;
+    fo.stdlibDir = std::string(FNK_SOURCE_DIR) + "/stdlib";
+    auto program = std::make_unique<Program>(sm, diags, fo);
+    EXPECT_TRUE(program->loadFile(std::string(FNK_SOURCE_DIR) + "/" + file)) << diags.str();
+    return program;
+  };
   {
     SourceManager sm;
     DiagEngine diags(sm);
-    FrontendOptions fo;
-    fo.stdlibDir = std::string(FNK_SOURCE_DIR) + "/stdlib";
-    Program program(sm, diags, fo);
-    ASSERT_TRUE(program.loadFile(std::string(FNK_SOURCE_DIR) + "/" + file)) << diags.str();
+    auto loaded = load(sm, diags);
+    ASSERT_FALSE(diags.hasErrors());
+    const Program& program = *loaded;
     bool anyKernel = false, allHaveT = true;
     for (const auto& d : program.root()->decls) {
       if (!d->isKernel) continue;
@@ -92,10 +99,9 @@ TEST_P(RoundTripTest, PrintParsePrint) {
     SCOPED_TRACE(what);
     SourceManager sm;
     DiagEngine diags(sm);
-    FrontendOptions fo;
-    fo.stdlibDir = std::string(FNK_SOURCE_DIR) + "/stdlib";
-    Program program(sm, diags, fo);
-    ASSERT_TRUE(program.loadFile(std::string(FNK_SOURCE_DIR) + "/" + file)) << diags.str();
+    auto loaded = load(sm, diags);
+    ASSERT_FALSE(diags.hasErrors());
+    const Program& program = *loaded;
     std::unique_ptr<ir::Module> m = elaborateModule(program, consts, diags);
     ASSERT_TRUE(m) << diags.str();
     ASSERT_TRUE(ir::verify(*m, diags)) << diags.str();
