@@ -8,7 +8,6 @@
 #include <ostream>
 #include <sstream>
 
-#include "backend/runtime/Grid.h"
 #include "backend/runtime/Launch.h"
 #include "support/Elements.h"
 
@@ -88,7 +87,7 @@ Status runGpu(const ir::Function& fn, std::vector<interp::Arg>& args, const GpuR
     for (int i = 0; st && i < opts.warmup; ++i) st = once();
     if (st) st = dev->time(fn.name, opts.iters, once, ms);
     int64_t grid[3] = {0, 0, 0};
-    if (st) st = rt::evalGrid(fn, args, grid);
+    if (st) st = interp::launchGrid(fn, args, grid);
     if (st && !ms.empty()) {
       std::sort(ms.begin(), ms.end());
       double med = ms[ms.size() / 2] * 1e3, mn = ms.front() * 1e3;

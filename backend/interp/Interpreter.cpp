@@ -56,7 +56,9 @@ struct Bound {
   std::vector<double> scalars;
 };
 
-Status bindArgs(const ir::Function& fn, const std::vector<Arg>& args, Bound& out) {
+// With `needData` false, tensors may carry only their shapes (a launch whose
+// data lives on the GPU): everything else is checked the same.
+Status bindArgs(const ir::Function& fn, const std::vector<Arg>& args, Bound& out, bool needData = true) {
   if (args.size() != fn.params.size())
     return Status::error("expected " + std::to_string(fn.params.size()) + " arguments, got " +
                          std::to_string(args.size()));
@@ -83,7 +85,7 @@ Status bindArgs(const ir::Function& fn, const std::vector<Arg>& args, Bound& out
                            " but the parameter is " + p.type.str());
     int64_t n = detail::numElements(t.shape);
     if (n < 0) return Status::error(who + ": shape " + shapeList(t.shape) + " is invalid");
-    if (static_cast<size_t>(n) != t.data.size())
+    if (needData && static_cast<size_t>(n) != t.data.size())
       return Status::error(who + ": shape " + shapeList(t.shape) + " needs " + std::to_string(n) +
                            " elements but the data has " + std::to_string(t.data.size()));
     for (size_t d = 0; d < t.shape.size(); ++d) {
@@ -182,24 +184,18 @@ std::string describeDims(const ir::Function& fn, const std::vector<Arg>& args) {
 
 namespace {
 
-Status runImpl(const ir::Function& fn, const std::vector<Arg>& args, const RunOptions& opts) {
-  Bound bound;
-  if (Status s = bindArgs(fn, args, bound); !s) return s;
-  if (fn.launch.empty() || fn.body.empty())
-    return Status::error("the kernel lacks a launch or a body region");
-  SlotMap slots(fn);
-
-  // The launch region runs on the host: no CTA, no memory access.
+// The launch region runs on the host, before any CTA: no CTA ops, no memory
+// access. Gives the grid, or the failed requirement with the bound dims.
+Status evalLaunch(const ir::Function& fn, const std::vector<Arg>& args, Bound& bound, const SlotMap& slots,
+                  int64_t g[3]) {
   std::vector<Tile> grid;
   Evaluator launch(slots, nullptr);
   if (Status s = bindEntry(launch, fn.launch.front(), fn, bound, "launch"); !s) return s;
-  if (Status s = launch.runBlock(fn.launch.front(), &grid); !s)
-  {
+  if (Status s = launch.runBlock(fn.launch.front(), &grid); !s) {
     std::string dims = describeDims(fn, args);
     return Status::error("launch region: " + s.message() + (dims.empty() ? "" : " (" + dims + ")"));
   }
   if (grid.size() != 3) return Status::error("the launch region does not end in func.launch_grid");
-  int64_t g[3];
   for (int i = 0; i < 3; ++i) {
     if (grid[i].data.size() != 1)
       return Status::error("grid dim " + std::to_string(i) + " is not a scalar");
@@ -208,6 +204,17 @@ Status runImpl(const ir::Function& fn, const std::vector<Arg>& args, const RunOp
       return Status::error("grid dim " + std::to_string(i) + " is " + fmtNumber(v));
     g[i] = static_cast<int64_t>(v);
   }
+  return Status::ok();
+}
+
+Status runImpl(const ir::Function& fn, const std::vector<Arg>& args, const RunOptions& opts) {
+  Bound bound;
+  if (Status s = bindArgs(fn, args, bound); !s) return s;
+  if (fn.launch.empty() || fn.body.empty())
+    return Status::error("the kernel lacks a launch or a body region");
+  SlotMap slots(fn);
+  int64_t g[3];
+  if (Status s = evalLaunch(fn, args, bound, slots, g); !s) return s;
   std::vector<int64_t> c = fn.cluster();
   c.resize(3, 1);
   int64_t clusterSize = 1;
@@ -263,6 +270,13 @@ Status run(const ir::Function& fn, const std::vector<Arg>& args, const RunOption
   } catch (const std::exception& e) {
     return Status::error(std::string("internal error: ") + e.what());
   }
+}
+
+Status launchGrid(const ir::Function& fn, const std::vector<Arg>& args, int64_t grid[3]) {
+  Bound bound;
+  if (Status s = bindArgs(fn, args, bound, /*needData=*/false); !s) return s;
+  if (fn.launch.empty()) return Status::error("the kernel lacks a launch region");
+  return evalLaunch(fn, args, bound, SlotMap(fn), grid);
 }
 
 }  // namespace fnk::interp

@@ -37,6 +37,11 @@ struct RunOptions {
 /// The semantics of each op are in docs/ir.md.
 Status run(const ir::Function& fn, const std::vector<Arg>& args, const RunOptions& opts = {});
 
+/// The grid of a launch: the launch region (grid and `requires`) evaluated on
+/// the host. Tensors supply their shapes only (data may be empty, as for
+/// device tensors); arguments are checked as run() checks them.
+Status launchGrid(const ir::Function& fn, const std::vector<Arg>& args, int64_t grid[3]);
+
 /// "M = 3, N = 1000": the symbolic dims `args` bind, for messages about a
 /// launch (a failed `requires`, a bad grid).
 std::string describeDims(const ir::Function& fn, const std::vector<Arg>& args);

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -16,7 +17,6 @@
 #include "backend/cubin/Cubin.h"
 #include "backend/nvptx/Abi.h"
 #include "backend/nvptx/Codegen.h"
-#include "backend/runtime/Grid.h"
 #include "ir/Printer.h"
 #include "support/DiskCache.h"
 
@@ -97,7 +97,11 @@ Status compileAndLoad(const ir::Function& fn, Device& dev, Kernel& out, CompileI
 Status launch(Device& dev, const ir::Function& fn, const Kernel& k, const std::vector<interp::Arg>& args,
               const std::vector<DevPtr>& bufs, void* stream) {
   int64_t grid[3];
-  if (Status s = evalGrid(fn, args, grid); !s) return s;
+  if (Status s = interp::launchGrid(fn, args, grid); !s) return Status::error("kernel '" + fn.name + "': " + s.message());
+  for (int i = 0; i < 3; ++i)
+    if (grid[i] > (i == 0 ? INT32_MAX : 65535))
+      return Status::error("kernel '" + fn.name + "': grid dim " + std::to_string(i) + " is " + std::to_string(grid[i]) +
+                           ", more than the GPU allows");
   auto c = fn.cluster();
   c.resize(3, 1);
   unsigned g[3], cl[3];
