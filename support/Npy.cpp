@@ -137,20 +137,6 @@ private:
   size_t pos_ = 0;
 };
 
-template <class T>
-T readLe(const char* p) {
-  T v;
-  std::memcpy(&v, p, sizeof v);
-  return v;
-}
-
-template <class T>
-void appendLe(std::string& out, T v) {
-  char b[sizeof v];
-  std::memcpy(b, &v, sizeof v);
-  out.append(b, sizeof v);
-}
-
 }  // namespace
 
 Status parseNpy(const std::string& bytes, const std::string& name, HostArray& out) {
@@ -161,7 +147,7 @@ Status parseNpy(const std::string& bytes, const std::string& name, HostArray& ou
   if (major < 1 || major > 3) return err(".npy format version " + std::to_string(major) + " is not supported");
   size_t lenBytes = major == 1 ? 2 : 4;
   if (bytes.size() < 8 + lenBytes) return err("file ends inside the header length");
-  size_t headerLen = major == 1 ? readLe<uint16_t>(&bytes[8]) : readLe<uint32_t>(&bytes[8]);
+  size_t headerLen = major == 1 ? loadLe<uint16_t>(&bytes[8]) : loadLe<uint32_t>(&bytes[8]);
   if (headerLen > kMaxHeaderBytes) return err("header of " + std::to_string(headerLen) + " bytes is too large");
   size_t dataStart = 8 + lenBytes + headerLen;
   if (bytes.size() < dataStart) return err("file ends inside the header");
@@ -230,8 +216,9 @@ Status writeNpy(const std::string& path, ir::DType dtype, const std::vector<int6
   std::string out("\x93NUMPY", 6);
   out += static_cast<char>(v2 ? 2 : 1);
   out += '\0';
-  if (v2) appendLe<uint32_t>(out, static_cast<uint32_t>(header.size()));
-  else appendLe<uint16_t>(out, static_cast<uint16_t>(header.size()));
+  out.resize(out.size() + (v2 ? 4 : 2));
+  if (v2) storeLe<uint32_t>(&out[out.size() - 4], static_cast<uint32_t>(header.size()));
+  else storeLe<uint16_t>(&out[out.size() - 2], static_cast<uint16_t>(header.size()));
   out += header;
   size_t item = static_cast<size_t>(elementBytes(dtype)), at = out.size();
   out.resize(at + data.size() * item);
