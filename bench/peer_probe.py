@@ -1,0 +1,64 @@
+"""Looks inside the peers: what torch.compile (Inductor + Triton) generates for
+the norm workloads, and what the hardware counters say about fnk and it.
+
+  python3 bench/peer_probe.py --out DIR            # dump Inductor's kernels
+  python3 bench/peer_probe.py --out DIR --profile  # one call each, in NVTX
+                                                   # ranges "probe/<name>" for ncu
+Set TORCHINDUCTOR_CACHE_DIR / TRITON_CACHE_DIR to keep the generated code.
+"""
+import argparse
+import os
+import sys
+from pathlib import Path
+
+import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import bench  # noqa: E402  (workload definitions)
+
+CASES = [
+    ("rms_fwd_8192", "rms", (32768, 8192), False),
+    ("rms_bwd_8192", "rms", (32768, 8192), True),
+    ("ln_fwd_8192", "ln", (32768, 8192), False),
+    ("ln_bwd_8192", "ln", (32768, 8192), True),
+    ("rms_bwd_2048x8192", "rms", (2048, 8192), True),
+    ("dit_fwd", "dit", (56, 1024, 1024), False),
+    ("dit_bwd", "dit", (56, 1024, 1024), True),
+    ("rms_fwd_65536", "rms", (8192, 65536), False),
+]
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--profile", action="store_true")
+    ap.add_argument("--only", default="")
+    a = ap.parse_args()
+    torch._dynamo.config.cache_size_limit = 64
+    bench._Dit.mod = bench.fnk.load(bench.REPO / "examples" / "dit_modulate.fnk")
+    for name, kind, shape, bwd in CASES:
+        if a.only and a.only not in name:
+            continue
+        fnk_f, ref_f = bench.IMPLS[kind]
+        ins = bench.make(kind, shape, torch.bfloat16)
+        comp = torch.compile(ref_f, dynamic=False)
+        for impl, f in (("fnk", fnk_f), ("compile", comp)):
+            def call():
+                y = f(*ins)
+                if bwd:
+                    torch.autograd.grad(y, ins, torch.ones_like(y))
+            call()  # compile / autotune outside the range
+            torch.cuda.synchronize()
+            # ncu --profile-from-start off: only this call's kernels, from
+            # every thread (autograd runs the backward on its own thread).
+            torch.cuda.profiler.start()
+            torch.cuda.nvtx.range_push(f"probe_{name}_{impl}")
+            call()
+            torch.cuda.synchronize()
+            torch.cuda.nvtx.range_pop()
+            torch.cuda.profiler.stop()
+        print("done", name, flush=True)
+
+
+if __name__ == "__main__":
+    main()

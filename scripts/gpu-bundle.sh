@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Packs the GPU build (fnk, fnkc, libfnk and the ANTLR runtime, stripped) into
+# .gpu-bin/bundle.tgz for the GPU machine, which has CUDA but no LLVM:
+#   scripts/gpu-bundle.sh [BUILD_DIR]        (default build-gpu)
+# On the GPU machine: tar -xzf .gpu-bin/bundle.tgz -C DIR; FNK=DIR/fnk.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build=${1:-build-gpu}
+stage=$(mktemp -d)
+trap 'rm -rf "$stage"' EXIT
+for f in fnk fnkc libfnk.so libantlr4-runtime.so.4.9; do
+  strip -o "$stage/$f" "$build/$f"
+done
+mkdir -p .gpu-bin
+tar -czf .gpu-bin/bundle.tgz -C "$stage" .
+ls -l .gpu-bin/bundle.tgz
