@@ -70,20 +70,97 @@ def cases():
                    lambda wp=wp, parts=parts: dit.dit_modulate_bwd(xd, wd, bd, sc, dyd, md, rd, dxd, *parts, WARPS=wp))
 
 
+CHECKS = {}  # workload -> () -> max abs error of the output the last config wrote
+
+
+def variant_cases():
+    """bench/variants.fnk: candidate schedules against the stdlib ones."""
+    var = fnk.load(REPO / "bench" / "variants.fnk")
+    rms = fnk.load(REPO / "stdlib" / "norm" / "rmsnorm.fnk")
+    ln = fnk.load(REPO / "stdlib" / "norm" / "layernorm.fnk")
+    dit = fnk.load(REPO / "examples" / "dit_modulate.fnk")
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    bf = torch.bfloat16
+    M, N = 32768, 8192
+    x, w, b = (torch.randn(M, N, device=DEV, dtype=bf), torch.randn(N, device=DEV, dtype=bf),
+               torch.randn(N, device=DEV, dtype=bf))
+    y, rstd, mean = torch.empty_like(x), torch.empty(M, device=DEV), torch.empty(M, device=DEV)
+    fwd = 2 * M * N * 2
+    F = torch.nn.functional
+    ref_rms = F.rms_norm(x.float(), (N,), w.float(), 1e-6)
+    ref_ln = F.layer_norm(x.float(), (N,), w.float(), b.float(), 1e-6)
+    CHECKS["RMSNorm fwd 32768x8192"] = lambda: (y.float() - ref_rms).abs().max().item()
+    CHECKS["LayerNorm fwd 32768x8192"] = lambda: (y.float() - ref_ln).abs().max().item()
+    yield ("RMSNorm fwd 32768x8192", "stdlib BLOCK_N=2048 WARPS=8", fwd,
+           lambda: rms.rmsnorm_fwd(x, w, y, rstd, eps=1e-6, BLOCK_N=2048, WARPS=8))
+    for wp in (8, 16, 32):
+        yield ("RMSNorm fwd 32768x8192", f"reload WARPS={wp}", fwd,
+               lambda wp=wp: var.rms_fwd_reload(x, w, y, rstd, eps=1e-6, WARPS=wp))
+    for wp, rows in ((16, 2), (16, 4), (16, 8), (32, 4)):
+        yield ("RMSNorm fwd 32768x8192", f"rows WARPS={wp} ROWS={rows}", fwd,
+               lambda wp=wp, rows=rows: var.rms_fwd_rows(x, w, y, rstd, eps=1e-6, WARPS=wp, ROWS=rows))
+    yield ("LayerNorm fwd 32768x8192", "stdlib BLOCK_N=2048 WARPS=8", fwd,
+           lambda: ln.layernorm_fwd(x, w, b, y, mean, rstd, eps=1e-6, BLOCK_N=2048, WARPS=8))
+    for wp in (8, 16, 32):
+        yield ("LayerNorm fwd 32768x8192", f"reload WARPS={wp}", fwd,
+               lambda wp=wp: var.ln_fwd_reload(x, w, b, y, mean, rstd, eps=1e-6, WARPS=wp))
+    dy, dx = torch.randn_like(x), torch.empty_like(x)
+    rstd.copy_(torch.rand(M, device=DEV) + 0.5)
+    for pm in (1, 2, 4):
+        part = torch.empty(pm * sms, N, device=DEV)
+        yield ("RMSNorm bwd 32768x8192 (dx, partials)", f"stdlib WARPS=16 P={pm}x", 3 * M * N * 2,
+               lambda part=part: rms.rmsnorm_bwd(x, w, dy, rstd, dx, part, BLOCK_N=8192, WARPS=16))
+        for wp in (8, 16, 32):
+            yield ("RMSNorm bwd 32768x8192 (dx, partials)", f"reload WARPS={wp} P={pm}x", 3 * M * N * 2,
+                   lambda wp=wp, part=part: var.rms_bwd_reload(x, w, dy, rstd, dx, part, WARPS=wp))
+    B, S, H = 56, 1024, 1024
+    xd = torch.randn(B, S, H, device=DEV, dtype=bf)
+    wd, bd = torch.randn(H, device=DEV, dtype=bf), torch.randn(H, device=DEV, dtype=bf)
+    sc, sh = torch.randn(B, H, device=DEV, dtype=bf), torch.randn(B, H, device=DEV, dtype=bf)
+    yd, md, rd = torch.empty_like(xd), torch.empty(B, S, device=DEV), torch.empty(B, S, device=DEV)
+    dfwd = 2 * B * S * H * 2
+    ref_d = F.layer_norm(xd.float(), (H,), wd.float(), bd.float(), 1e-6) * (1 + sc.float()[:, None, :]) + sh.float()[:, None, :]
+    CHECKS["DiT fwd 56x1024x1024"] = lambda: (yd.float() - ref_d).abs().max().item()
+    yield ("DiT fwd 56x1024x1024", "stdlib WARPS=4", dfwd,
+           lambda: dit.dit_modulate_fwd(xd, wd, bd, sc, sh, yd, md, rd, eps=1e-6, WARPS=4))
+    for wp in (1, 2, 4):
+        yield ("DiT fwd 56x1024x1024", f"reload WARPS={wp}", dfwd,
+               lambda wp=wp: var.dit_fwd_reload(xd, wd, bd, sc, sh, yd, md, rd, eps=1e-6, WARPS=wp))
+    dyd, dxd = torch.randn_like(xd), torch.empty_like(xd)
+    rd.copy_(torch.rand(B, S, device=DEV) + 0.5)
+    for sb in (8, 16, 32):
+        parts = [torch.empty(B, sb, H, device=DEV) for _ in range(4)]
+        for wp in (4, 8):
+            yield ("DiT bwd 56x1024x1024 (dx, partials)", f"SB={sb} WARPS={wp}", 3 * B * S * H * 2,
+                   lambda wp=wp, parts=parts: dit.dit_modulate_bwd(xd, wd, bd, sc, dyd, md, rd, dxd, *parts, WARPS=wp))
+        outs = [torch.empty(B, H, device=DEV, dtype=bf) for _ in range(2)] + [torch.empty(H, device=DEV, dtype=bf) for _ in range(2)]
+        yield ("DiT bwd reduce 56x1024x1024", f"SB={sb}", 4 * B * sb * H * 4,
+               lambda parts=parts, outs=outs: dit.dit_modulate_bwd_reduce(*parts, *outs))
+    for wp, rows in ((4, 4), (4, 8), (2, 8), (8, 8)):
+        yield ("DiT fwd 56x1024x1024", f"rows WARPS={wp} ROWS={rows}", dfwd,
+               lambda wp=wp, rows=rows: var.dit_fwd_rows(xd, wd, bd, sc, sh, yd, md, rd, eps=1e-6, WARPS=wp, ROWS=rows))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", default=os.environ.get("OUT", "/tmp/fnk-bench"))
+    ap.add_argument("--variants", action="store_true", help="bench/variants.fnk against the stdlib instead")
+    ap.add_argument("--only", default="", help="run only configs whose 'workload config' contains this")
+    ap.add_argument("--reps", type=int, default=20)
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
     rows = []
-    for workload, config, nbytes, fn in cases():
+    for workload, config, nbytes, fn in (variant_cases() if a.variants else cases()):
+        if a.only and a.only not in f"{workload} {config}":
+            continue
         try:
-            us = bench.time_graph(fn, 20)
+            us = bench.time_graph(fn, a.reps)
             rows.append((workload, config, us, nbytes / us / 1e3))
-            print(f"  {workload:40} {config:32} {us:9.1f} us {nbytes / us / 1e3:6.0f} GB/s", flush=True)
+            err = f" max err {CHECKS[workload]():.3g}" if workload in CHECKS else ""
+            print(f"  {workload:40} {config:32} {us:9.1f} us {nbytes / us / 1e3:6.0f} GB/s{err}", flush=True)
         except Exception as e:  # noqa: BLE001
             print(f"  {workload:40} {config:32} failed: {str(e).splitlines()[0][:160]}", flush=True)
-    with open(os.path.join(a.out, "tune.csv"), "w") as f:
+    with open(os.path.join(a.out, "variants.csv" if a.variants else "tune.csv"), "w") as f:
         f.write("workload,config,us,GB/s\n")
         for r in rows:
             f.write(f"{r[0]},{r[1]},{r[2]:.2f},{r[3]:.1f}\n")

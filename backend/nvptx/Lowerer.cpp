@@ -5,6 +5,7 @@
 
 #include <cstdlib>
 #include <functional>
+#include <set>
 
 #include <llvm/IR/IntrinsicsNVPTX.h>
 #include <llvm/IR/Verifier.h>
@@ -18,6 +19,19 @@ namespace fnk::nvptx::detail {
 
 Lowerer::Lowerer(llvm::Module& m, const ir::Function& f) : ctx(m.getContext()), mod(m), fn(f), b(m.getContext()) {
   T = 32 * fn.warps();
+  // a * b + c may become one fma (one rounding instead of two), as nvcc and
+  // Triton do by default: fewer instructions in the memory-bound kernels'
+  // inner loops. The interpreter rounds twice; the difference is within
+  // every --check tolerance. FNK_NO_CONTRACT=1 keeps them apart.
+  static const bool noContract = [] {
+    const char* e = std::getenv("FNK_NO_CONTRACT");
+    return e && *e && *e != '0';
+  }();
+  if (!noContract) {
+    llvm::FastMathFlags fmf;
+    fmf.setAllowContract(true);
+    b.setFastMathFlags(fmf);
+  }
 }
 
 Status Lowerer::fail(const ir::Operation& op, const std::string& msg) {
@@ -309,12 +323,21 @@ Status Lowerer::hoistLoads(const ir::Block& blk, const ir::Operation* pos) {
   }();
   if (off) return Status::ok();
   bool after = false;
+  std::set<const ir::Value*> loadedBefore;  // a later load of these is a deliberate re-read
   for (const auto& op : blk.ops()) {
     if (op.get() == pos) {
       after = true;
       continue;
     }
-    if (!after || op->kind() != ir::OpKind::Load || early.count(op.get())) continue;
+    if (op->kind() != ir::OpKind::Load) continue;
+    if (!after) {
+      loadedBefore.insert(op->operand(0));
+      continue;
+    }
+    // A tensor the block already loaded before the reduction and loads again
+    // after it is re-read on purpose (from L1/L2, instead of holding the
+    // first copy in registers across the reduction): keep it after.
+    if (early.count(op.get()) || loadedBefore.count(op->operand(0))) continue;
     // Only wide tiles (two or more chunks per thread): their kernels are
     // register-limited to few CTAs per SM, and loads in flight per thread are
     // what hides latency. A one-chunk tile's kernel is thread-limited (8 CTAs

@@ -220,12 +220,24 @@ Status Lowerer::lowerLoad(const ir::Operation& op) {
     for (size_t r = 0; r < out.regs.size(); ++r) out.regs[r] = scalarLoad(r);
   } else {
     const ChunkPlan plan = planChunks(*this, a, out.layout, ty, bytes);
-    const int64_t C = plan.chunks;
-    auto vectorChunk = [&](int64_t c, std::vector<llvm::Value*>& vals) {
-      for (int64_t p = 0; p < V / plan.perPiece; ++p) {
+    const int64_t C = plan.chunks, pieces = V / plan.perPiece;
+    // Values travel through the branches as the loaded vectors (one phi per
+    // 16-byte piece, which the NVPTX backend keeps as packed registers: a
+    // chunk of 8 bf16 is 4 registers, not 8) and are split into elements
+    // only after the last join.
+    auto vectorChunk = [&](int64_t c, std::vector<llvm::Value*>& vecs) {
+      for (int64_t p = 0; p < pieces; ++p) {
         llvm::Value* pa = b.CreateGEP(ty, plan.addr[c], i64(p * plan.perPiece));
-        llvm::Value* vv = b.CreateAlignedLoad(plan.vty, pa, llvm::Align(plan.piece));
-        for (int64_t k = 0; k < plan.perPiece; ++k) vals.push_back(b.CreateExtractElement(vv, static_cast<uint64_t>(k)));
+        vecs.push_back(b.CreateAlignedLoad(plan.vty, pa, llvm::Align(plan.piece)));
+      }
+    };
+    auto join = [&](const std::vector<llvm::Value*>& x, llvm::BasicBlock* xb, const std::vector<llvm::Value*>& y,
+                    llvm::BasicBlock* yb, std::vector<llvm::Value*>& into) {
+      for (size_t k = 0; k < x.size(); ++k) {
+        llvm::PHINode* p = b.CreatePHI(x[k]->getType(), 2);
+        p->addIncoming(x[k], xb);
+        p->addIncoming(y[k], yb);
+        into.push_back(p);
       }
     };
     // Fast path: every chunk valid and every address aligned (one test per
@@ -250,44 +262,45 @@ Status Lowerer::lowerLoad(const ir::Operation& op) {
     }
     std::vector<llvm::Value*> slowAll;
     for (int64_t c = 0; c < C; ++c) {
-      size_t r0 = static_cast<size_t>(c * V), r1 = r0 + V - 1;
+      size_t r0 = static_cast<size_t>(c * V);
       llvm::Value* chunkAligned = plan.aligned(*this, c);
       llvm::BasicBlock* vb = llvm::BasicBlock::Create(ctx, "ldv", kernel);
       llvm::BasicBlock* sb = llvm::BasicBlock::Create(ctx, "lds", kernel);
       llvm::BasicBlock* done = llvm::BasicBlock::Create(ctx, "ldv.done", kernel);
       b.CreateCondBr(andAll(plan.ok[c], chunkAligned), vb, sb);
       b.SetInsertPoint(vb);
-      std::vector<llvm::Value*> fastVals;
-      vectorChunk(c, fastVals);
+      std::vector<llvm::Value*> fastVecs;
+      vectorChunk(c, fastVecs);
       llvm::BasicBlock* vEnd = b.GetInsertBlock();
       b.CreateBr(done);
       b.SetInsertPoint(sb);
-      std::vector<llvm::Value*> slowVals;
       llvm::Value* base = lastIndexBase(*this, a, r0);
-      for (size_t r = r0; r <= r1; ++r) slowVals.push_back(scalarLoad(r, static_cast<int64_t>(r - r0), base));
+      std::vector<llvm::Value*> slowVecs;
+      for (int64_t p = 0; p < pieces; ++p) {
+        llvm::Value* vv = llvm::PoisonValue::get(plan.vty);
+        for (int64_t k = 0; k < plan.perPiece; ++k) {
+          const int64_t e = p * plan.perPiece + k;
+          vv = b.CreateInsertElement(vv, scalarLoad(r0 + static_cast<size_t>(e), e, base), static_cast<uint64_t>(k));
+        }
+        slowVecs.push_back(vv);
+      }
       llvm::BasicBlock* sEnd = b.GetInsertBlock();
       b.CreateBr(done);
       b.SetInsertPoint(done);
-      for (int64_t k = 0; k < V; ++k) {
-        llvm::PHINode* p = b.CreatePHI(fastVals[k]->getType(), 2);
-        p->addIncoming(fastVals[k], vEnd);
-        p->addIncoming(slowVals[k], sEnd);
-        slowAll.push_back(p);
-      }
+      join(fastVecs, vEnd, slowVecs, sEnd, slowAll);
     }
+    std::vector<llvm::Value*> vecs;
     if (!split) {
-      out.regs = slowAll;
+      vecs = slowAll;
     } else {
       llvm::BasicBlock* slowEnd = b.GetInsertBlock();
       b.CreateBr(joinBB);
       b.SetInsertPoint(joinBB);
-      for (size_t r = 0; r < out.regs.size(); ++r) {
-        llvm::PHINode* p = b.CreatePHI(fastAll[r]->getType(), 2);
-        p->addIncoming(fastAll[r], fastEnd);
-        p->addIncoming(slowAll[r], slowEnd);
-        out.regs[r] = p;
-      }
+      join(fastAll, fastEnd, slowAll, slowEnd, vecs);
     }
+    for (size_t r = 0; r < out.regs.size(); ++r)
+      out.regs[r] = b.CreateExtractElement(vecs[r / static_cast<size_t>(plan.perPiece)],
+                                           static_cast<uint64_t>(r % static_cast<size_t>(plan.perPiece)));
   }
   tiles[op.result()] = out;
   return Status::ok();

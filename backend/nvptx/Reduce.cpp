@@ -125,6 +125,9 @@ Status Lowerer::lowerReduce(const ir::Operation& op) {
     const int64_t w = std::min<int64_t>(P, 32);
     for (auto& s : q)
       for (int64_t off = w / 2; off >= 1; off /= 2) s = combine(kind, accDt, s, shuffleXor(s, static_cast<int>(off)));
+    // A one-warp CTA reducing its whole tile: the butterfly left the total in
+    // every lane, which is every thread the uniform result lives in.
+    if (Tn == w && q.size() == 1 && out.layout.uniform) return finish({q[0]});
     // 4. One value per w-lane group into the scratch; each result element folds its row's groups.
     const int64_t groupsPerRow = P > Tn ? Tn / 32 : P / w;
     const int64_t slots = static_cast<int64_t>(q.size()) * (Tn / w);
