@@ -57,9 +57,16 @@ def _split(n):
 
 
 def _fwd_block(n):
-    """Forward tile width. Measured on the H200 (docs/perf-notes.md): the
-    backend is fastest with 2048-wide tiles walked in chunks; wider whole-row
-    tiles hold more per thread and ran slower (518 vs 291 us at 32768x8192)."""
+    """RMSNorm forward tile width: the whole row up to 8192 columns (x read
+    from DRAM once, re-read from L1/L2 after the reduction: 259 us at
+    32768x8192 on the H200, against 277 for 2048-wide chunks), 2048-wide
+    chunks beyond (docs/perf-notes.md)."""
+    return _block(n) if n <= 8192 else 2048
+
+
+def _ln_fwd_block(n):
+    """LayerNorm forward: 2048-wide chunks (345 us at 32768x8192, against 372
+    for the whole row, which holds x across the mean for the variance)."""
     return min(_block(n), 2048)
 
 
@@ -68,10 +75,14 @@ def _bwd_warps(n):
     return 16 if n >= 4096 else 8
 
 
-def _partials(m, device):
-    """CTAs for a backward: a few per SM, never more than rows."""
+def _partials(m, device, per_sm=1):
+    """CTAs for a backward: per_sm per SM, never more than rows. The 16-warp
+    row kernels fit one CTA per SM (bench/tune.py: 1, 2 and 4 per SM ran
+    within 1% at 32768x8192, and more CTAs only add partial rows for the dw
+    reduction to read); the cluster kernels want 4 (1024x262144: 1129 us at
+    4 per SM, 1543 at 1)."""
     sms = torch.cuda.get_device_properties(device).multi_processor_count
-    return max(1, min(m, 4 * sms))
+    return max(1, min(m, per_sm * sms))
 
 
 def _rows(x, n):
@@ -112,7 +123,7 @@ class _RMSNorm(torch.autograd.Function):
             mod.rmsnorm_bwd(x2, w, dy2, rstd, dx, partial, BLOCK_N=_block(n), WARPS=_bwd_warps(n), T=_dtype(x2))
         else:
             c, b, warps = _split(n)
-            partial = torch.empty(max(1, _partials(m, x2.device) // c), n, device=x2.device, dtype=torch.float32)
+            partial = torch.empty(max(1, _partials(m, x2.device, per_sm=4) // c), n, device=x2.device, dtype=torch.float32)
             mod.rmsnorm_bwd_split(x2, w, dy2, rstd, dx, partial, BLOCK_N=b, CLUSTER=c, WARPS=warps, T=_dtype(x2))
         dw = torch.empty_like(w)
         mod.rmsnorm_bwd_dw(partial, dw, T=_dtype(w))
@@ -129,7 +140,7 @@ class _LayerNorm(torch.autograd.Function):
         y = torch.empty_like(x2)
         mean = torch.empty(m, device=x.device, dtype=torch.float32)
         rstd = torch.empty(m, device=x.device, dtype=torch.float32)
-        _module("layernorm").layernorm_fwd(x2, w, b, y, mean, rstd, eps=float(eps), BLOCK_N=_fwd_block(n), T=_dtype(x2))
+        _module("layernorm").layernorm_fwd(x2, w, b, y, mean, rstd, eps=float(eps), BLOCK_N=_ln_fwd_block(n), T=_dtype(x2))
         ctx.save_for_backward(x2, w, mean, rstd)
         ctx.shape = x.shape
         return y.view(x.shape)
