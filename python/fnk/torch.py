@@ -56,14 +56,6 @@ def _split(n):
     return cluster, block, 16 if block >= 16384 else 8
 
 
-def _fwd_block(n):
-    """RMSNorm forward tile width: the whole row up to 8192 columns (x read
-    from DRAM once, re-read from L1/L2 after the reduction: 259 us at
-    32768x8192 on the H200, against 277 for 2048-wide chunks), 2048-wide
-    chunks beyond (docs/perf-notes.md)."""
-    return _block(n) if n <= 8192 else 2048
-
-
 def _ln_fwd_block(n):
     """LayerNorm forward: 2048-wide chunks (345 us at 32768x8192, against 372
     for the whole row, which holds x across the mean for the variance)."""
@@ -102,8 +94,10 @@ class _RMSNorm(torch.autograd.Function):
         y = torch.empty_like(x2)
         rstd = torch.empty(x2.shape[0], device=x.device, dtype=torch.float32)
         mod = _module("rmsnorm")
-        if n <= 65536:  # bench/tune.py: chunked rows beat the cluster split up to 65536 (801 vs 1048 us)
-            mod.rmsnorm_fwd(x2, w, y, rstd, eps=float(eps), BLOCK_N=_fwd_block(n), T=_dtype(x2))
+        if n <= 8192:
+            mod.rmsnorm_fwd_row(x2, w, y, rstd, eps=float(eps), BLOCK_N=_block(n), T=_dtype(x2))
+        elif n <= 65536:  # bench/tune.py: chunked rows beat the cluster split up to 65536 (801 vs 1048 us)
+            mod.rmsnorm_fwd(x2, w, y, rstd, eps=float(eps), BLOCK_N=2048, T=_dtype(x2))
         else:
             c, b, warps = _split(n)
             mod.rmsnorm_fwd_split(x2, w, y, rstd, eps=float(eps), BLOCK_N=b, CLUSTER=c, WARPS=warps, T=_dtype(x2))

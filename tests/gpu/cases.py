@@ -27,6 +27,9 @@ def rmsnorm_cases(rng, M, N):
     dy = rng.standard_normal((M, N))
     P = cdiv(M, 4)
     yield ("stdlib/norm/rmsnorm.fnk", "rmsnorm_fwd", {"x": x, "w": w}, ["y", "rstd"], {"eps": 1e-5}, {})
+    if N <= 8192:  # the whole-row kernel's domain (fnk.torch uses it up to 8192)
+        yield ("stdlib/norm/rmsnorm.fnk", "rmsnorm_fwd_row", {"x": x, "w": w}, ["y", "rstd"], {"eps": 1e-5}, {},
+               {"BLOCK_N": max(256, 1 << (N - 1).bit_length())})
     yield ("stdlib/norm/rmsnorm.fnk", "rmsnorm_bwd", {"x": x, "w": w, "dy": dy, "rstd": _rstd(x)},
            ["dx", "dw_partial"], {}, {"P": P})
     yield ("stdlib/norm/rmsnorm.fnk", "rmsnorm_bwd_dw", {"partial": rng.standard_normal((P, N))}, ["dw"], {}, {})

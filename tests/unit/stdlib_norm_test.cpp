@@ -240,20 +240,32 @@ void rmsnormRef(const HostArray& x, const HostArray& w, double eps, int64_t M, i
   }
 }
 
-TEST_P(NormTest, RmsnormFwd) {
-  const NormCase c = GetParam();
-  uint32_t seed = seedFor(1, c);
-  SCOPED_TRACE("seed " + std::to_string(seed));
+// One RMSNorm forward kernel against the float64 reference.
+void checkRmsnormFwd(const NormCase& c, const char* kernel, int64_t blockN, uint32_t seed) {
+  SCOPED_TRACE(std::string(kernel) + " seed " + std::to_string(seed));
   std::mt19937 rng(seed);
   const double eps = toF32(1e-6);
   HostArray x = randomArray(rng, c.T, {c.M, c.N}), w = randomArray(rng, c.T, {c.N}, 0.5, 1.5);
   HostArray y = makeArray(c.T, {c.M, c.N}), rstd = makeArray(DType::F32, {c.M});
-  const Compiled& k = compile("stdlib/norm/rmsnorm.fnk", "rmsnorm_fwd", consts(c.T, {{"BLOCK_N", c.blockN}}));
+  const Compiled& k = compile("stdlib/norm/rmsnorm.fnk", kernel, consts(c.T, {{"BLOCK_N", blockN}}));
   ASSERT_TRUE(runKernel(k, {{"x", &x}, {"w", &w}, {"y", &y}, {"rstd", &rstd}}, {{"eps", eps}}));
   std::vector<double> yRef, rRef;
   rmsnormRef(x, w, eps, c.M, c.N, yRef, rRef);
   EXPECT_TRUE(near("y", y, yRef, c.T));
   EXPECT_TRUE(near("rstd", rstd, rRef, DType::F32));
+}
+
+TEST_P(NormTest, RmsnormFwd) {
+  const NormCase c = GetParam();
+  checkRmsnormFwd(c, "rmsnorm_fwd", c.blockN, seedFor(1, c));
+}
+
+// The whole-row kernel, with the smallest power-of-two tile that holds the row.
+TEST_P(NormTest, RmsnormFwdRow) {
+  const NormCase c = GetParam();
+  int64_t block = 1;
+  while (block < c.N) block *= 2;
+  checkRmsnormFwd(c, "rmsnorm_fwd_row", block, seedFor(11, c));
 }
 
 TEST_P(NormTest, RmsnormBwd) {
