@@ -1,7 +1,8 @@
 // Printing the parse of printed IR gives the same text, over every .fnk file of
-// stdlib/ and examples/: each is elaborated (with its defaults, and with T=f32
-// where every kernel takes a dtype T), printed before and after the standard
-// pipeline, parsed back with ir::parseIR, verified and printed again.
+// stdlib/, examples/ and bench/ (the candidate schedules): each is elaborated
+// (with its defaults, and with T=f32 where every kernel takes a dtype T),
+// printed before and after the standard pipeline, parsed back with
+// ir::parseIR, verified and printed again.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -27,7 +28,7 @@ namespace fs = std::filesystem;
 
 std::vector<std::string> sourceFiles() {
   std::vector<std::string> out;
-  for (const char* dir : {"stdlib", "examples"}) {
+  for (const char* dir : {"stdlib", "examples", "bench"}) {
     fs::path root = fs::path(FNK_SOURCE_DIR) / dir;
     if (!fs::exists(root)) continue;
     for (const auto& e : fs::recursive_directory_iterator(root))
