@@ -49,9 +49,22 @@ def cases():
     for c, bn, wp in ((8, 8192, 8), (8, 8192, 16), (16, 4096, 8), (16, 4096, 4), (4, 16384, 16)):
         yield ("RMSNorm fwd 8192x65536 (cluster)", f"CLUSTER={c} BLOCK_N={bn} WARPS={wp}", 2 * M2 * N2 * 2,
                lambda c=c, bn=bn, wp=wp: rms.rmsnorm_fwd_split(x2, w2, y2, r2, eps=1e-6, BLOCK_N=bn, CLUSTER=c, WARPS=wp))
-    for bn, wp in ((2048, 8), (4096, 16)):
+    for bn, wp in ((2048, 8), (4096, 16), (8192, 16), (8192, 8)):
         yield ("RMSNorm fwd 8192x65536 (chunked row)", f"BLOCK_N={bn} WARPS={wp}", 2 * M2 * N2 * 2,
                lambda bn=bn, wp=wp: rms.rmsnorm_fwd(x2, w2, y2, r2, eps=1e-6, BLOCK_N=bn, WARPS=wp))
+
+    xf, wf = x.float(), w.float()
+    yf = torch.empty_like(xf)
+    for wp in (8, 16):
+        yield ("RMSNorm fwd f32 32768x8192 (row)", f"WARPS={wp}", 2 * M * N * 4,
+               lambda wp=wp: rms.rmsnorm_fwd_row(xf, wf, yf, rstd, eps=1e-6, BLOCK_N=8192, WARPS=wp))
+    del xf, yf
+    Ms = 2048
+    xs, dys, dxs = x[:Ms], dy[:Ms], dx[:Ms]
+    for p, wp in ((66, 16), (132, 16), (264, 16), (132, 8), (264, 8)):
+        part = torch.empty(p, N, device=DEV)
+        yield ("RMSNorm bwd 2048x8192 (dx, partials)", f"P={p} WARPS={wp}", 3 * Ms * N * 2,
+               lambda wp=wp, part=part: rms.rmsnorm_bwd(xs, w, dys, rstd[:Ms], dxs, part, BLOCK_N=8192, WARPS=wp))
 
     B, S, H = 56, 1024, 1024
     xd = torch.randn(B, S, H, device=DEV, dtype=bf)
