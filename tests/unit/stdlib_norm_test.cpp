@@ -226,15 +226,33 @@ uint32_t seedFor(int family, const NormCase& c) {
 
 class NormTest : public ::testing::TestWithParam<NormCase> {};
 
+// float64 statistics of one row of n values: RMSNorm's rstd, and LayerNorm's
+// two-pass mean and rstd (with the mean of |x|, the scale of the mean's error).
+double rmsRstd(const double* x, int64_t n, double eps) {
+  double ss = 0;
+  for (int64_t j = 0; j < n; ++j) ss += x[j] * x[j];
+  return 1.0 / std::sqrt(ss / n + eps);
+}
+
+struct LnStats {
+  double mean, meanAbs, rstd;
+};
+
+LnStats lnStats(const double* x, int64_t n, double eps) {
+  double s = 0, sAbs = 0, ss = 0;
+  for (int64_t j = 0; j < n; ++j) s += x[j], sAbs += std::fabs(x[j]);
+  const double mu = s / n;
+  for (int64_t j = 0; j < n; ++j) ss += (x[j] - mu) * (x[j] - mu);
+  return {mu, sAbs / n, 1.0 / std::sqrt(ss / n + eps)};
+}
+
 // Forward RMSNorm reference: returns y and rstd.
 void rmsnormRef(const HostArray& x, const HostArray& w, double eps, int64_t M, int64_t N, std::vector<double>& y,
                 std::vector<double>& rstd) {
   y.assign(M * N, 0);
   rstd.assign(M, 0);
   for (int64_t i = 0; i < M; ++i) {
-    double ss = 0;
-    for (int64_t j = 0; j < N; ++j) ss += x.data[i * N + j] * x.data[i * N + j];
-    double r = 1.0 / std::sqrt(ss / N + eps);
+    double r = rmsRstd(&x.data[i * N], N, eps);
     rstd[i] = r;
     for (int64_t j = 0; j < N; ++j) y[i * N + j] = x.data[i * N + j] * r * w.data[j];
   }
@@ -278,11 +296,7 @@ TEST_P(NormTest, RmsnormBwd) {
   HostArray dy = randomArray(rng, c.T, {M, N});
   // rstd as the forward would save it: f32.
   HostArray rstd = makeArray(DType::F32, {M});
-  for (int64_t i = 0; i < M; ++i) {
-    double ss = 0;
-    for (int64_t j = 0; j < N; ++j) ss += x.data[i * N + j] * x.data[i * N + j];
-    rstd.data[i] = toF32(1.0 / std::sqrt(ss / N + 1e-6));
-  }
+  for (int64_t i = 0; i < M; ++i) rstd.data[i] = toF32(rmsRstd(&x.data[i * N], N, 1e-6));
   HostArray dx = makeArray(c.T, {M, N}), partial = makeArray(DType::F32, {P, N}), dw = makeArray(c.T, {N});
   const Compiled& bwd =
       compile("stdlib/norm/rmsnorm.fnk", "rmsnorm_bwd", consts(c.T, {{"BLOCK_N", c.blockN}}));
@@ -326,13 +340,10 @@ TEST_P(NormTest, LayernormFwd) {
                         {{"eps", eps}}));
   std::vector<double> yRef(M * N), muRef(M), rRef(M), yMag(M * N), muMag(M);
   for (int64_t i = 0; i < M; ++i) {
-    double s = 0, sMag = 0;
-    for (int64_t j = 0; j < N; ++j) s += x.data[i * N + j], sMag += std::fabs(x.data[i * N + j]);
-    double mu = s / N, ss = 0;
-    for (int64_t j = 0; j < N; ++j) ss += (x.data[i * N + j] - mu) * (x.data[i * N + j] - mu);
-    double r = 1.0 / std::sqrt(ss / N + eps);
+    const LnStats st = lnStats(&x.data[i * N], N, eps);
+    const double mu = st.mean, r = st.rstd;
     muRef[i] = mu;
-    muMag[i] = sMag / N;
+    muMag[i] = st.meanAbs;
     rRef[i] = r;
     for (int64_t j = 0; j < N; ++j) {
       yRef[i * N + j] = (x.data[i * N + j] - mu) * r * w.data[j] + b.data[j];
@@ -354,12 +365,9 @@ TEST_P(NormTest, LayernormBwd) {
   HostArray dy = randomArray(rng, c.T, {M, N});
   HostArray mean = makeArray(DType::F32, {M}), rstd = makeArray(DType::F32, {M});
   for (int64_t i = 0; i < M; ++i) {
-    double s = 0, ss = 0;
-    for (int64_t j = 0; j < N; ++j) s += x.data[i * N + j];
-    double mu = s / N;
-    for (int64_t j = 0; j < N; ++j) ss += (x.data[i * N + j] - mu) * (x.data[i * N + j] - mu);
-    mean.data[i] = toF32(mu);
-    rstd.data[i] = toF32(1.0 / std::sqrt(ss / N + 1e-5));
+    const LnStats st = lnStats(&x.data[i * N], N, 1e-5);
+    mean.data[i] = toF32(st.mean);
+    rstd.data[i] = toF32(st.rstd);
   }
   HostArray dx = makeArray(c.T, {M, N}), pw = makeArray(DType::F32, {P, N}), pb = makeArray(DType::F32, {P, N});
   HostArray dw = makeArray(c.T, {N}), db = makeArray(c.T, {N});
@@ -491,13 +499,10 @@ TEST_P(DitTest, Fwd) {
   for (int64_t bi = 0; bi < B; ++bi)
     for (int64_t s = 0; s < S; ++s) {
       const double* xr = &in.x.data[(bi * S + s) * H];
-      double sum = 0, ss = 0, sumMag = 0;
-      for (int64_t j = 0; j < H; ++j) sum += xr[j], sumMag += std::fabs(xr[j]);
-      double mu = sum / H;
-      for (int64_t j = 0; j < H; ++j) ss += (xr[j] - mu) * (xr[j] - mu);
-      double r = 1.0 / std::sqrt(ss / H + eps);
+      const LnStats st = lnStats(xr, H, eps);
+      const double mu = st.mean, r = st.rstd;
       muRef[bi * S + s] = mu;
-      muMag[bi * S + s] = sumMag / H;
+      muMag[bi * S + s] = st.meanAbs;
       rRef[bi * S + s] = r;
       for (int64_t j = 0; j < H; ++j) {
         double h = (xr[j] - mu) * r * in.w.data[j] + in.b.data[j];
@@ -522,13 +527,9 @@ TEST_P(DitTest, Bwd) {
   HostArray dy = randomArray(rng, c.T, {B, S, H});
   HostArray mean = makeArray(DType::F32, {B, S}), rstd = makeArray(DType::F32, {B, S});
   for (int64_t row = 0; row < B * S; ++row) {
-    const double* xr = &in.x.data[row * H];
-    double sum = 0, ss = 0;
-    for (int64_t j = 0; j < H; ++j) sum += xr[j];
-    double mu = sum / H;
-    for (int64_t j = 0; j < H; ++j) ss += (xr[j] - mu) * (xr[j] - mu);
-    mean.data[row] = toF32(mu);
-    rstd.data[row] = toF32(1.0 / std::sqrt(ss / H + 1e-6));
+    const LnStats st = lnStats(&in.x.data[row * H], H, 1e-6);
+    mean.data[row] = toF32(st.mean);
+    rstd.data[row] = toF32(st.rstd);
   }
   HostArray dx = makeArray(c.T, {B, S, H});
   HostArray pscale = makeArray(DType::F32, {B, SB, H}), pshift = makeArray(DType::F32, {B, SB, H});
