@@ -7,6 +7,7 @@
 // checked at run time once for the whole access (every chunk valid, every
 // address aligned: all C vector accesses in one block); when it fails, per
 // chunk, with per-element accesses as the chunk's fallback.
+#include <functional>
 #include <numeric>
 
 #include <llvm/IR/InlineAsm.h>
@@ -175,6 +176,71 @@ static ChunkPlan planChunks(Lowerer& L, const Access& a, const ir::TileLayout& l
   return p;
 }
 
+// The branches every vector access takes, loads and stores alike. With two or
+// more chunks: one test for the whole access (every chunk valid, every
+// address aligned) and, when it passes, all C vector accesses in one block, so
+// that they issue back to back; otherwise, and always for one chunk, per
+// chunk a vector access where that chunk is valid and aligned and element
+// accesses where not. `vector(c)` and `elements(c)` emit chunk c's two forms
+// and return its values as 16-byte vectors (a load) or nothing (a store); the
+// values are joined with one phi per vector, so a load's elements cross the
+// branches packed (a chunk of 8 bf16 is 4 registers, not 8).
+using ChunkEmitter = std::function<std::vector<llvm::Value*>(int64_t chunk)>;
+
+static std::vector<llvm::Value*> emitChunked(Lowerer& L, const ChunkPlan& plan, const std::string& tag,
+                                             const ChunkEmitter& vector, const ChunkEmitter& elements) {
+  auto& b = L.b;
+  auto block = [&](const std::string& name) { return llvm::BasicBlock::Create(L.ctx, tag + name, L.kernel); };
+  auto join = [&](const std::vector<llvm::Value*>& x, llvm::BasicBlock* xb, const std::vector<llvm::Value*>& y,
+                  llvm::BasicBlock* yb, std::vector<llvm::Value*>& into) {
+    for (size_t k = 0; k < x.size(); ++k) {
+      llvm::PHINode* p = b.CreatePHI(x[k]->getType(), 2);
+      p->addIncoming(x[k], xb);
+      p->addIncoming(y[k], yb);
+      into.push_back(p);
+    }
+  };
+  llvm::BasicBlock *fastEnd = nullptr, *joinBB = nullptr;
+  std::vector<llvm::Value*> fastAll;
+  if (plan.chunks > 1) {
+    llvm::BasicBlock* fastBB = block("t.fast");
+    llvm::BasicBlock* slowBB = block("t.slow");
+    joinBB = block("t.done");
+    b.CreateCondBr(L.andAll(plan.allOk, plan.allAligned(L)), fastBB, slowBB);
+    b.SetInsertPoint(fastBB);
+    for (int64_t c = 0; c < plan.chunks; ++c)
+      for (llvm::Value* v : vector(c)) fastAll.push_back(v);
+    fastEnd = b.GetInsertBlock();
+    b.CreateBr(joinBB);
+    b.SetInsertPoint(slowBB);
+  }
+  std::vector<llvm::Value*> slowAll;
+  for (int64_t c = 0; c < plan.chunks; ++c) {
+    llvm::Value* aligned = plan.aligned(L, c);
+    llvm::BasicBlock* vb = block("v");
+    llvm::BasicBlock* sb = block("s");
+    llvm::BasicBlock* done = block("v.done");
+    b.CreateCondBr(L.andAll(plan.ok[c], aligned), vb, sb);
+    b.SetInsertPoint(vb);
+    const std::vector<llvm::Value*> fastVecs = vector(c);
+    llvm::BasicBlock* vEnd = b.GetInsertBlock();
+    b.CreateBr(done);
+    b.SetInsertPoint(sb);
+    const std::vector<llvm::Value*> slowVecs = elements(c);
+    llvm::BasicBlock* sEnd = b.GetInsertBlock();
+    b.CreateBr(done);
+    b.SetInsertPoint(done);
+    join(fastVecs, vEnd, slowVecs, sEnd, slowAll);
+  }
+  if (!joinBB) return slowAll;
+  llvm::BasicBlock* slowEnd = b.GetInsertBlock();
+  b.CreateBr(joinBB);
+  b.SetInsertPoint(joinBB);
+  std::vector<llvm::Value*> out;
+  join(fastAll, fastEnd, slowAll, slowEnd, out);
+  return out;
+}
+
 Status Lowerer::lowerLoad(const ir::Operation& op) {
   auto mit = mems.find(op.operand(0));
   if (mit == mems.end()) return fail(op, "memory operand is not lowered");
@@ -220,84 +286,30 @@ Status Lowerer::lowerLoad(const ir::Operation& op) {
     for (size_t r = 0; r < out.regs.size(); ++r) out.regs[r] = scalarLoad(r);
   } else {
     const ChunkPlan plan = planChunks(*this, a, out.layout, ty, bytes);
-    const int64_t C = plan.chunks, pieces = V / plan.perPiece;
-    // Values travel through the branches as the loaded vectors (one phi per
-    // 16-byte piece, which the NVPTX backend keeps as packed registers: a
-    // chunk of 8 bf16 is 4 registers, not 8) and are split into elements
-    // only after the last join.
-    auto vectorChunk = [&](int64_t c, std::vector<llvm::Value*>& vecs) {
+    const int64_t pieces = V / plan.perPiece;
+    auto vectorChunk = [&](int64_t c) {
+      std::vector<llvm::Value*> vecs;
       for (int64_t p = 0; p < pieces; ++p) {
         llvm::Value* pa = b.CreateGEP(ty, plan.addr[c], i64(p * plan.perPiece));
         vecs.push_back(b.CreateAlignedLoad(plan.vty, pa, llvm::Align(plan.piece)));
       }
+      return vecs;
     };
-    auto join = [&](const std::vector<llvm::Value*>& x, llvm::BasicBlock* xb, const std::vector<llvm::Value*>& y,
-                    llvm::BasicBlock* yb, std::vector<llvm::Value*>& into) {
-      for (size_t k = 0; k < x.size(); ++k) {
-        llvm::PHINode* p = b.CreatePHI(x[k]->getType(), 2);
-        p->addIncoming(x[k], xb);
-        p->addIncoming(y[k], yb);
-        into.push_back(p);
-      }
-    };
-    // Fast path: every chunk valid and every address aligned (one test per
-    // access, not per chunk), so all C vector loads sit in one block and are
-    // issued back to back before the first use. Otherwise per chunk: a vector
-    // load where that chunk is valid and aligned, element loads where not.
-    // (One chunk: the per-chunk test is the whole test.)
-    const bool split = C > 1;
-    llvm::BasicBlock *fastEnd = nullptr, *joinBB = nullptr;
-    std::vector<llvm::Value*> fastAll;
-    if (split) {
-      llvm::Value* aligned = plan.allAligned(*this);
-      llvm::BasicBlock* fastBB = llvm::BasicBlock::Create(ctx, "ldt.fast", kernel);
-      llvm::BasicBlock* slowBB = llvm::BasicBlock::Create(ctx, "ldt.slow", kernel);
-      joinBB = llvm::BasicBlock::Create(ctx, "ldt.done", kernel);
-      b.CreateCondBr(andAll(plan.allOk, aligned), fastBB, slowBB);
-      b.SetInsertPoint(fastBB);
-      for (int64_t c = 0; c < C; ++c) vectorChunk(c, fastAll);
-      fastEnd = b.GetInsertBlock();
-      b.CreateBr(joinBB);
-      b.SetInsertPoint(slowBB);
-    }
-    std::vector<llvm::Value*> slowAll;
-    for (int64_t c = 0; c < C; ++c) {
-      size_t r0 = static_cast<size_t>(c * V);
-      llvm::Value* chunkAligned = plan.aligned(*this, c);
-      llvm::BasicBlock* vb = llvm::BasicBlock::Create(ctx, "ldv", kernel);
-      llvm::BasicBlock* sb = llvm::BasicBlock::Create(ctx, "lds", kernel);
-      llvm::BasicBlock* done = llvm::BasicBlock::Create(ctx, "ldv.done", kernel);
-      b.CreateCondBr(andAll(plan.ok[c], chunkAligned), vb, sb);
-      b.SetInsertPoint(vb);
-      std::vector<llvm::Value*> fastVecs;
-      vectorChunk(c, fastVecs);
-      llvm::BasicBlock* vEnd = b.GetInsertBlock();
-      b.CreateBr(done);
-      b.SetInsertPoint(sb);
+    auto elementChunk = [&](int64_t c) {
+      const size_t r0 = static_cast<size_t>(c * V);
       llvm::Value* base = lastIndexBase(*this, a, r0);
-      std::vector<llvm::Value*> slowVecs;
+      std::vector<llvm::Value*> vecs;
       for (int64_t p = 0; p < pieces; ++p) {
         llvm::Value* vv = llvm::PoisonValue::get(plan.vty);
         for (int64_t k = 0; k < plan.perPiece; ++k) {
           const int64_t e = p * plan.perPiece + k;
           vv = b.CreateInsertElement(vv, scalarLoad(r0 + static_cast<size_t>(e), e, base), static_cast<uint64_t>(k));
         }
-        slowVecs.push_back(vv);
+        vecs.push_back(vv);
       }
-      llvm::BasicBlock* sEnd = b.GetInsertBlock();
-      b.CreateBr(done);
-      b.SetInsertPoint(done);
-      join(fastVecs, vEnd, slowVecs, sEnd, slowAll);
-    }
-    std::vector<llvm::Value*> vecs;
-    if (!split) {
-      vecs = slowAll;
-    } else {
-      llvm::BasicBlock* slowEnd = b.GetInsertBlock();
-      b.CreateBr(joinBB);
-      b.SetInsertPoint(joinBB);
-      join(fastAll, fastEnd, slowAll, slowEnd, vecs);
-    }
+      return vecs;
+    };
+    const std::vector<llvm::Value*> vecs = emitChunked(*this, plan, "ld", vectorChunk, elementChunk);
     for (size_t r = 0; r < out.regs.size(); ++r)
       out.regs[r] = b.CreateExtractElement(vecs[r / static_cast<size_t>(plan.perPiece)],
                                            static_cast<uint64_t>(r % static_cast<size_t>(plan.perPiece)));
@@ -344,50 +356,23 @@ Status Lowerer::lowerStore(const ir::Operation& op) {
     return Status::ok();
   }
   const ChunkPlan plan = planChunks(*this, a, lay, ty, bytes);
-  const int64_t C = plan.chunks;
   auto vectorChunk = [&](int64_t c) {
-    size_t r0 = static_cast<size_t>(c * V);
+    const size_t r0 = static_cast<size_t>(c * V);
     for (int64_t p = 0; p < V / plan.perPiece; ++p) {
       llvm::Value* vv = llvm::PoisonValue::get(plan.vty);
       for (int64_t k = 0; k < plan.perPiece; ++k)
         vv = b.CreateInsertElement(vv, memVal(r0 + p * plan.perPiece + k), static_cast<uint64_t>(k));
       b.CreateAlignedStore(vv, b.CreateGEP(ty, plan.addr[c], i64(p * plan.perPiece)), llvm::Align(plan.piece));
     }
+    return std::vector<llvm::Value*>{};
   };
-  // As for loads: one test for the whole access, straight-line vector stores
-  // when it passes, the per-chunk vector-or-element stores when not.
-  llvm::BasicBlock* joinBB = nullptr;
-  if (C > 1) {
-    llvm::Value* aligned = plan.allAligned(*this);
-    llvm::BasicBlock* fastBB = llvm::BasicBlock::Create(ctx, "stt.fast", kernel);
-    llvm::BasicBlock* slowBB = llvm::BasicBlock::Create(ctx, "stt.slow", kernel);
-    joinBB = llvm::BasicBlock::Create(ctx, "stt.done", kernel);
-    b.CreateCondBr(andAll(plan.allOk, aligned), fastBB, slowBB);
-    b.SetInsertPoint(fastBB);
-    for (int64_t c = 0; c < C; ++c) vectorChunk(c);
-    b.CreateBr(joinBB);
-    b.SetInsertPoint(slowBB);
-  }
-  for (int64_t c = 0; c < C; ++c) {
-    size_t r0 = static_cast<size_t>(c * V), r1 = r0 + V - 1;
-    llvm::Value* aligned = plan.aligned(*this, c);
-    llvm::BasicBlock* vb = llvm::BasicBlock::Create(ctx, "stv", kernel);
-    llvm::BasicBlock* sb = llvm::BasicBlock::Create(ctx, "sts", kernel);
-    llvm::BasicBlock* done = llvm::BasicBlock::Create(ctx, "stv.done", kernel);
-    b.CreateCondBr(andAll(plan.ok[c], aligned), vb, sb);
-    b.SetInsertPoint(vb);
-    vectorChunk(c);
-    b.CreateBr(done);
-    b.SetInsertPoint(sb);
+  auto elementChunk = [&](int64_t c) {
+    const size_t r0 = static_cast<size_t>(c * V);
     llvm::Value* base = lastIndexBase(*this, a, r0);
-    for (size_t r = r0; r <= r1; ++r) scalarStore(r, static_cast<int64_t>(r - r0), base);
-    b.CreateBr(done);
-    b.SetInsertPoint(done);
-  }
-  if (joinBB) {
-    b.CreateBr(joinBB);
-    b.SetInsertPoint(joinBB);
-  }
+    for (size_t r = r0; r < r0 + static_cast<size_t>(V); ++r) scalarStore(r, static_cast<int64_t>(r - r0), base);
+    return std::vector<llvm::Value*>{};
+  };
+  emitChunked(*this, plan, "st", vectorChunk, elementChunk);
   return Status::ok();
 }
 
