@@ -141,12 +141,19 @@ public:
     resultIs(op, Type::tile(DType::I32, {static_cast<int64_t>(n)}));
   }
 
+  /// Whether the result is a tile of a's dtype (fails the op if not).
+  bool resultIsTileOf(const Operation& op, const Type& a) {
+    const Type& r = op.result()->type();
+    if (r.isTile() && r.dtype == a.dtype) return true;
+    fail(op, "result " + str(r) + " must be a tile of the operand's dtype " + std::string(dtypeName(a.dtype)));
+    return false;
+  }
+
   void broadcast(const Operation& op) {
     if (!tileOperand(op, 0)) return;
     const Type& a = op.operand(0)->type();
     const Type& r = op.result()->type();
-    if (!r.isTile() || r.dtype != a.dtype)
-      return void(fail(op, "result " + str(r) + " must be a tile of the operand's dtype " + std::string(dtypeName(a.dtype))));
+    if (!resultIsTileOf(op, a)) return;
     auto b = broadcastShapes(a.shape, r.shape);
     if (!b || *b != r.shape) fail(op, "cannot broadcast " + str(a) + " to " + str(r));
   }
@@ -167,8 +174,7 @@ public:
     if (!tileOperand(op, 0)) return;
     const Type& a = op.operand(0)->type();
     const Type& r = op.result()->type();
-    if (!r.isTile() || r.dtype != a.dtype)
-      return void(fail(op, "result " + str(r) + " must be a tile of the operand's dtype " + std::string(dtypeName(a.dtype))));
+    if (!resultIsTileOf(op, a)) return;
     if (a.numElements() != r.numElements())
       fail(op, "cannot reshape " + str(a) + " to " + str(r) + ": element counts differ");
   }

@@ -605,24 +605,28 @@ Status Lowerer::lowerFor(const ir::Operation& op) {
   b.SetInsertPoint(header);
   llvm::PHINode* iv = b.CreatePHI(b.getInt32Ty(), 2, "iv");
   iv->addIncoming(lo, pre);
-  std::vector<TV> carried = init;
-  std::vector<std::vector<llvm::PHINode*>> phis(init.size());
-  for (size_t i = 0; i < init.size(); ++i)
-    for (size_t r = 0; r < init[i].regs.size(); ++r) {
-      llvm::PHINode* p = b.CreatePHI(init[i].regs[r]->getType(), 2);
-      p->addIncoming(init[i].regs[r], pre);
-      phis[i].push_back(p);
-      carried[i].regs[r] = p;
-    }
-  std::vector<std::vector<llvm::PHINode*>> pfPhis(pf.size());
-  std::vector<TV> pfCur = pfInit;
-  for (size_t i = 0; i < pf.size(); ++i)
-    for (size_t r = 0; r < pfInit[i].regs.size(); ++r) {
-      llvm::PHINode* p = b.CreatePHI(pfInit[i].regs[r]->getType(), 2);
-      p->addIncoming(pfInit[i].regs[r], pre);
-      pfPhis[i].push_back(p);
-      pfCur[i].regs[r] = p;
-    }
+  // One header phi per register of each value carried around the loop (the
+  // yielded tiles and the prefetched loads); the latch adds the back edges.
+  using Phis = std::vector<std::vector<llvm::PHINode*>>;
+  auto headerPhis = [&](const std::vector<TV>& first, std::vector<TV>& cur) {
+    cur = first;
+    Phis phis(first.size());
+    for (size_t i = 0; i < first.size(); ++i)
+      for (size_t r = 0; r < first[i].regs.size(); ++r) {
+        llvm::PHINode* p = b.CreatePHI(first[i].regs[r]->getType(), 2);
+        p->addIncoming(first[i].regs[r], pre);
+        phis[i].push_back(p);
+        cur[i].regs[r] = p;
+      }
+    return phis;
+  };
+  auto backEdges = [](const Phis& phis, const std::vector<TV>& next, llvm::BasicBlock* latch) {
+    for (size_t i = 0; i < phis.size(); ++i)
+      for (size_t r = 0; r < phis[i].size(); ++r) phis[i][r]->addIncoming(next[i].regs[r], latch);
+  };
+  std::vector<TV> carried, pfCur;
+  const Phis phis = headerPhis(init, carried);
+  const Phis pfPhis = headerPhis(pfInit, pfCur);
   b.CreateCondBr(b.CreateICmpSLT(iv, hi), loop, exit);
   b.SetInsertPoint(loop);
   // The previous scratch use seen by the body is the one before the loop or
@@ -666,10 +670,8 @@ Status Lowerer::lowerFor(const ir::Operation& op) {
     back->setMetadata(llvm::LLVMContext::MD_loop, loopId);
   }
   iv->addIncoming(next, latch);
-  for (size_t i = 0; i < pf.size(); ++i)
-    for (size_t r = 0; r < pfPhis[i].size(); ++r) pfPhis[i][r]->addIncoming(pfNext[i].regs[r], latch);
-  for (size_t i = 0; i < carried.size(); ++i)
-    for (size_t r = 0; r < phis[i].size(); ++r) phis[i][r]->addIncoming(yielded[i].regs[r], latch);
+  backEdges(pfPhis, pfNext, latch);
+  backEdges(phis, yielded, latch);
   b.SetInsertPoint(exit);
   scratchState = scratchUses == usesBefore ? before : ScratchState::Unknown;
   for (size_t i = 0; i < carried.size(); ++i) tiles[op.result(static_cast<unsigned>(i))] = carried[i];
