@@ -1,13 +1,14 @@
 """Looks inside the peers: what torch.compile (Inductor + Triton) generates for
 the norm workloads, and what the hardware counters say about fnk and it.
 
-  python3 bench/peer_probe.py --out DIR            # dump Inductor's kernels
-  python3 bench/peer_probe.py --out DIR --profile  # one call each, in NVTX
-                                                   # ranges "probe/<name>" for ncu
-Set TORCHINDUCTOR_CACHE_DIR / TRITON_CACHE_DIR to keep the generated code.
+  python3 bench/peer_probe.py [--only NAME]
+
+runs each case twice per implementation, the second call between
+cudaProfilerStart/Stop, so that `ncu --profile-from-start off` sees just it.
+The generated code lands in TORCHINDUCTOR_CACHE_DIR / TRITON_CACHE_DIR
+(tests/gpu/probe.sh keeps it).
 """
 import argparse
-import os
 import sys
 from pathlib import Path
 
@@ -30,8 +31,6 @@ CASES = [
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--out", required=True)
-    ap.add_argument("--profile", action="store_true")
     ap.add_argument("--only", default="")
     a = ap.parse_args()
     torch._dynamo.config.cache_size_limit = 64

@@ -28,8 +28,11 @@ def rmsnorm_cases(rng, M, N):
     P = cdiv(M, 4)
     yield ("stdlib/norm/rmsnorm.fnk", "rmsnorm_fwd", {"x": x, "w": w}, ["y", "rstd"], {"eps": 1e-5}, {})
     if N <= 8192:  # the whole-row kernel's domain (fnk.torch uses it up to 8192)
-        yield ("stdlib/norm/rmsnorm.fnk", "rmsnorm_fwd_row", {"x": x, "w": w}, ["y", "rstd"], {"eps": 1e-5}, {},
-               {"BLOCK_N": max(256, 1 << (N - 1).bit_length())})
+        row = {"BLOCK_N": max(256, 1 << (N - 1).bit_length())}
+        yield ("stdlib/norm/rmsnorm.fnk", "rmsnorm_fwd_row", {"x": x, "w": w}, ["y", "rstd"], {"eps": 1e-5}, {}, row)
+        if N <= 1024:  # one warp (the reduction's butterfly-only path), up to 32 elements per lane
+            yield ("stdlib/norm/rmsnorm.fnk", "rmsnorm_fwd_row", {"x": x, "w": w}, ["y", "rstd"], {"eps": 1e-5}, {},
+                   {**row, "WARPS": 1})
     yield ("stdlib/norm/rmsnorm.fnk", "rmsnorm_bwd", {"x": x, "w": w, "dy": dy, "rstd": _rstd(x)},
            ["dx", "dw_partial"], {}, {"P": P})
     yield ("stdlib/norm/rmsnorm.fnk", "rmsnorm_bwd_dw", {"partial": rng.standard_normal((P, N))}, ["dw"], {}, {})
@@ -58,6 +61,10 @@ def dit_cases(rng, B, S, H):
     SB = cdiv(S, 8)
     yield ("examples/dit_modulate.fnk", "dit_modulate_fwd",
            {"x": x, "w": w, "b": b, "scale": scale, "shift": shift}, ["y", "mean", "rstd"], {"eps": 1e-5}, {})
+    # One-warp CTAs: the reductions finish in the butterfly, without scratch.
+    yield ("examples/dit_modulate.fnk", "dit_modulate_fwd",
+           {"x": x, "w": w, "b": b, "scale": scale, "shift": shift}, ["y", "mean", "rstd"], {"eps": 1e-5}, {},
+           {"WARPS": 1})
     yield ("examples/dit_modulate.fnk", "dit_modulate_bwd",
            {"x": x, "w": w, "b": b, "scale": scale, "dy": dy, "mean": mu, "rstd": r},
            ["dx", "pscale", "pshift", "pw", "pb"], {}, {"SB": SB})
@@ -106,10 +113,13 @@ def wide_cases(rng, M, N):
 
 def wide_dit_cases(rng, B, S, H):
     for c in dit_cases(rng, B, S, H):
+        base, consts = c[:6], (c[6] if len(c) > 6 else {})
+        if consts.get("WARPS") == 1:
+            continue  # one warp over 4096 columns is 128 elements per lane: not a schedule anyone would run
         if c[1] == "dit_modulate_bwd_reduce":
-            yield c + ({"BLOCK_N": 1024, "BLOCK_P": 4},)
+            yield base + ({**consts, "BLOCK_N": 1024, "BLOCK_P": 4},)
         else:
-            yield c + ({"BLOCK_H": 4096},)
+            yield base + ({**consts, "BLOCK_H": 4096},)
 
 
 def all_cases(quick=False):

@@ -8,7 +8,7 @@ export FNK_STDLIB=$PWD/stdlib FNK_CACHE_DIR=/tmp/fnkcache FNK_BUILD_DIR=/tmp/gb 
 mkdir -p $OUT/ptx
 while [ $# -gt 0 ] && [ "$1" != "--" ]; do
   IFS=: read -r file kernel defs <<< "$1"; shift
-  tag=$(echo "$kernel$defs" | tr -c 'A-Za-z0-9_=' '_')
+  tag=$(echo "$kernel$defs" | tr -c 'A-Za-z0-9_' '_')  # plain names: the device tool drops odd ones
   /tmp/gb/fnkc "$file" -k "$kernel" $defs --emit=ptx -o $OUT/ptx/$tag.ptx || continue
   ptxas -arch=sm_90a -O3 -v $OUT/ptx/$tag.ptx -o /tmp/$tag.cubin 2>&1 | grep -E "registers|spill" | tr '\n' ' ' | sed "s/^/$tag: /"; echo
   cuobjdump -sass /tmp/$tag.cubin > $OUT/ptx/$tag.sass 2>/dev/null
