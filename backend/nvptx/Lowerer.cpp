@@ -12,6 +12,7 @@
 #include <llvm/Support/raw_ostream.h>
 
 #include "backend/nvptx/Abi.h"
+#include "ir/Pass.h"
 
 #pragma GCC diagnostic error "-Wswitch"
 
@@ -356,6 +357,67 @@ Status Lowerer::hoistLoads(const ir::Block& blk, const ir::Operation* pos) {
   return Status::ok();
 }
 
+Status Lowerer::lowerWithSiblings(const ir::Block& blk, const ir::Operation& first) {
+  static const bool off = [] {
+    const char* e = std::getenv("FNK_NO_SIBLING_REDUCE");
+    return e && *e && *e != '0';
+  }();
+  std::vector<const ir::Operation*> group{&first};
+  std::vector<const ir::Operation*> slice;  // pure ops the siblings need, in block order
+  if (!off) {
+    // Values that depend on the first reduction (a sibling must not).
+    std::unordered_set<const ir::Value*> after{first.result()};
+    std::unordered_set<const ir::Operation*> pos;  // the ops after `first`, not yet lowered
+    bool seen = false;
+    for (const auto& op : blk.ops()) {
+      if (op.get() == &first) {
+        seen = true;
+        continue;
+      }
+      if (!seen || early.count(op.get())) continue;
+      pos.insert(op.get());
+      bool dep = op->numRegions() > 0;  // conservatively: whatever a region computes
+      for (ir::Value* v : op->operands()) dep = dep || after.count(v);
+      if (dep) {
+        for (unsigned r = 0; r < op->numResults(); ++r) after.insert(op->result(r));
+        continue;
+      }
+      if (!foldsAcrossWarps(*op)) continue;
+      // The sibling's operand chain back to lowered values: pure ops only
+      // (no loads, which hoistLoads has placed already, and no reductions).
+      std::vector<const ir::Operation*> need;
+      std::unordered_set<const ir::Operation*> inSlice(slice.begin(), slice.end());
+      bool ok = true;
+      std::function<void(const ir::Value*)> visit = [&](const ir::Value* v) {
+        if (!ok || tiles.count(v)) return;
+        const ir::Operation* d = v->definingOp();
+        if (!d || !pos.count(d) || d->kind() == ir::OpKind::Reduce || !ir::isPure(d->kind())) {
+          ok = false;
+          return;
+        }
+        if (!inSlice.insert(d).second) return;
+        for (ir::Value* u : d->operands()) visit(u);
+        need.push_back(d);
+      };
+      visit(op->operand(0));
+      if (!ok) continue;
+      slice.insert(slice.end(), need.begin(), need.end());
+      group.push_back(op.get());
+    }
+  }
+  if (group.size() > 1) {
+    // Lower the slice in block order (an op's operands come before it).
+    std::unordered_set<const ir::Operation*> want(slice.begin(), slice.end());
+    for (const auto& op : blk.ops()) {
+      if (!want.count(op.get())) continue;
+      if (Status s = lowerOp(*op); !s) return s;
+      early.insert(op.get());
+    }
+    for (size_t i = 1; i < group.size(); ++i) early.insert(group[i]);
+  }
+  return lowerReduces(group);
+}
+
 namespace {
 bool hasClusterOp(const ir::Operation& op) {
   switch (op.kind()) {
@@ -390,6 +452,11 @@ Status Lowerer::lowerBlockOps(const ir::Block& blk, std::vector<TV>* yielded) {
     if (op->kind() == ir::OpKind::Return || (op->numRegions() > 0 && hasClusterOp(*op))) flushClusterWait();
     if (op->kind() == ir::OpKind::Reduce || op->kind() == ir::OpKind::ClusterReduce)
       if (Status s = hoistLoads(blk, op.get()); !s) return s;
+    if (foldsAcrossWarps(*op)) {
+      if (Status s = lowerWithSiblings(blk, *op); !s) return s;
+      if (!error_) return error_;
+      continue;
+    }
     if (op->kind() == ir::OpKind::Yield) {
       if (yielded)
         for (ir::Value* v : op->operands()) yielded->push_back(tile(v));

@@ -123,6 +123,23 @@ public:
   // --- layouts, broadcasts, reductions (Layout.cpp) ------------------------------
   Status lowerShape(const ir::Operation& op);
   Status lowerReduce(const ir::Operation& op);
+  /// Lowers reductions together: those that fold across warps share one
+  /// scratch buffer and one bar.sync (sibling reductions, see lowerBlockOps).
+  Status lowerReduces(const std::vector<const ir::Operation*>& ops);
+  /// Whether `op` is a reduction whose fold crosses warps through scratch.
+  bool foldsAcrossWarps(const ir::Operation& op);
+  /// The accumulator a reduction of `dt` folds in.
+  struct ReduceAcc {
+    llvm::Type* ty = nullptr;
+    ir::DType dt = ir::DType::F32;
+    llvm::Value* id = nullptr;  // the identity of the reduction's kind
+    int64_t bytes = 4;
+  };
+  ReduceAcc reduceAcc(const std::string& kind, ir::DType dt);
+  llvm::Value* toReduceAcc(llvm::Value* v, ir::DType dt);
+  /// Reductions off the inner-axis fast path (outer axes, non-power-of-two rows).
+  Status lowerReduceOther(const ir::Operation& op, TV out, const ReduceAcc& ra);
+  void finishReduce(const ir::Operation& op, TV out, const std::vector<llvm::Value*>& acc);
   /// `v` as a tile of `shape` (NumPy broadcast), in that shape's layout.
   TV broadcastTo(const ir::Value* v, const std::vector<int64_t>& shape);
   /// Moves `src` into the layout of `dstShape`; `srcIndex` maps a destination
@@ -156,6 +173,12 @@ public:
   /// tensor and whose operands are all lowered: issued before a reduction's
   /// barriers, their latency overlaps it instead of following it.
   Status hoistLoads(const ir::Block& blk, const ir::Operation* pos);
+  /// Lowers `first`, a reduction that folds across warps, together with its
+  /// siblings: the later reductions of `blk` that fold across warps and do not
+  /// depend on it. Their pure operand chains are lowered ahead, and all share
+  /// one bar.sync (LayerNorm's backward: sum(g) and sum(g * xhat)).
+  /// FNK_NO_SIBLING_REDUCE=1 lowers each on its own.
+  Status lowerWithSiblings(const ir::Block& blk, const ir::Operation& first);
   /// CTAs per SM to request from ptxas (.minnctapersm), or 0 for none.
   int64_t fullOccupancyCtas();
   /// The block being lowered (innermost).

@@ -63,48 +63,91 @@ llvm::Value* Lowerer::shuffle(llvm::Value* v, int offset, bool idx) {
   return ty->isIntegerTy() ? res : b.CreateBitCast(res, ty);
 }
 
-Status Lowerer::lowerReduce(const ir::Operation& op) {
-  const TV& src = tile(op.operand(0));
-  const std::string kind = op.attrs().getStr("kind");
-  const int64_t axis = op.attrs().getInt("axis");
-  const ir::Type& rt = op.result()->type();
-  const ir::DType dt = src.dtype;
-  if (kind != "sum" && kind != "max" && kind != "min") return fail(op, "unknown kind '" + kind + "'");
-  const int64_t rank = static_cast<int64_t>(src.shape.size());
-  if (axis < 0 || axis >= rank) return fail(op, "axis out of range");
-  TV out = makeTV(rt);
-  auto finish = [&](std::vector<llvm::Value*> acc) {
-    for (size_t r = 0; r < out.regs.size(); ++r) {
-      llvm::Value* v = acc[r];
-      if (ir::isFloat(dt)) v = fromAcc(v, rt.dtype);
-      else if (v->getType() != regType(rt.dtype)) v = b.CreateTrunc(v, regType(rt.dtype));
-      out.regs[r] = v;
-    }
-    tiles[op.result()] = out;
-    return Status::ok();
-  };
-  auto acc = [&](llvm::Value* v) {
-    if (ir::isFloat(dt)) return toAcc(v, dt);
-    if (dt == ir::DType::I1 || ir::bitWidth(dt) < 32) return cast(v, dt, ir::DType::I32);
-    return v;
-  };
-  llvm::Type* accTy = ir::isFloat(dt) ? accType(dt) : (ir::bitWidth(dt) < 32 ? b.getInt32Ty() : regType(dt));
-  ir::DType accDt = ir::isFloat(dt) ? (dt == ir::DType::F64 ? ir::DType::F64 : ir::DType::F32)
-                                    : (ir::bitWidth(dt) < 32 ? (ir::isSigned(dt) ? ir::DType::I32 : ir::DType::U32) : dt);
-  llvm::Value* id = identity(kind, accDt);
-  const int64_t accBytes = static_cast<int64_t>(mod.getDataLayout().getTypeAllocSize(accTy));
+namespace {
+/// The inner-axis fast path's geometry for a reduction of `src` along `axis`.
+struct InnerFold {
+  int64_t V, Tn, C, P;
+  int64_t w;    // lanes that share a row (butterfly width)
+  int64_t cpr;  // a thread's chunks per row
+  bool ok;      // the fast path applies
+};
 
-  if (src.layout.uniform) {  // a one-element tile: the result is the element
-    std::vector<llvm::Value*> a(out.regs.size(), acc(src.regs[0]));
-    return finish(a);
+InnerFold innerFold(const ir::TileLayout& L, const std::vector<int64_t>& shape, int64_t axis) {
+  const int64_t rank = static_cast<int64_t>(shape.size());
+  InnerFold f{L.vec, L.threads, L.chunks, 0, 1, 1, false};
+  if (L.uniform || axis != rank - 1 || shape[axis] % f.V != 0) return f;
+  f.P = shape[axis] / f.V;
+  f.ok = isPow2(f.P);
+  f.w = std::min<int64_t>(f.P, 32);
+  f.cpr = f.P > f.Tn ? f.P / f.Tn : 1;
+  return f;
+}
+}  // namespace
+
+bool Lowerer::foldsAcrossWarps(const ir::Operation& op) {
+  if (op.kind() != ir::OpKind::Reduce) return false;
+  const ir::Type& st = op.operand(0)->type();
+  InnerFold f = innerFold(layoutOf(st.shape), st.shape, op.attrs().getInt("axis"));
+  if (!f.ok) return false;
+  const bool oneRow = f.C / f.cpr == 1;
+  return !(f.Tn == f.w && oneRow && layoutOf(op.result()->type().shape).uniform);
+}
+
+void Lowerer::finishReduce(const ir::Operation& op, TV out, const std::vector<llvm::Value*>& acc) {
+  const ir::DType dt = op.operand(0)->type().dtype, rdt = op.result()->type().dtype;
+  for (size_t r = 0; r < out.regs.size(); ++r) {
+    llvm::Value* v = acc[r];
+    if (ir::isFloat(dt)) v = fromAcc(v, rdt);
+    else if (v->getType() != regType(rdt)) v = b.CreateTrunc(v, regType(rdt));
+    out.regs[r] = v;
   }
+  tiles[op.result()] = out;
+}
 
-  const ir::TileLayout& L = src.layout;
-  const int64_t len = src.shape[axis];
-  const int64_t V = L.vec, Tn = L.threads, C = L.chunks;
-  const int64_t P = len / V;  // threads (per chunk) that hold one row
-  const bool inner = axis == rank - 1 && len % V == 0 && isPow2(P);
-  if (inner) {
+Status Lowerer::lowerReduce(const ir::Operation& op) { return lowerReduces({&op}); }
+
+Status Lowerer::lowerReduces(const std::vector<const ir::Operation*>& ops) {
+  // Inner-axis reductions whose rows span warps, each folded as far as its
+  // warps go; their cross-warp step through the scratch buffer is shared.
+  struct Pending {
+    const ir::Operation* op;
+    TV out;
+    std::vector<llvm::Value*> q;  // one value per (row, w-lane group) of this thread
+    llvm::Type* accTy;
+    ir::DType accDt;
+    std::string kind;
+    int64_t accBytes, w, Tn, groupsPerRow, offset = 0;
+  };
+  std::vector<Pending> pending;
+  for (const ir::Operation* opp : ops) {
+    const ir::Operation& op = *opp;
+    const TV& src = tile(op.operand(0));
+    const std::string kind = op.attrs().getStr("kind");
+    const int64_t axis = op.attrs().getInt("axis");
+    const ir::Type& rt = op.result()->type();
+    const ir::DType dt = src.dtype;
+    if (kind != "sum" && kind != "max" && kind != "min") return fail(op, "unknown kind '" + kind + "'");
+    const int64_t rank = static_cast<int64_t>(src.shape.size());
+    if (axis < 0 || axis >= rank) return fail(op, "axis out of range");
+    TV out = makeTV(rt);
+    const ReduceAcc ra = reduceAcc(kind, dt);
+    auto acc = [&](llvm::Value* v) { return toReduceAcc(v, dt); };
+    llvm::Type* accTy = ra.ty;
+    const ir::DType accDt = ra.dt;
+    llvm::Value* id = ra.id;
+    const int64_t accBytes = ra.bytes;
+
+    if (src.layout.uniform) {  // a one-element tile: the result is the element
+      finishReduce(op, out, std::vector<llvm::Value*>(out.regs.size(), acc(src.regs[0])));
+      continue;
+    }
+    const ir::TileLayout& L = src.layout;
+    const InnerFold f = innerFold(L, src.shape, axis);
+    if (!f.ok) {
+      if (Status s = lowerReduceOther(op, out, ra); !s) return s;
+      continue;
+    }
+    const int64_t V = f.V, Tn = f.Tn, C = f.C, P = f.P, w = f.w;
     // 1. Per chunk: fold the V held elements (padding chunks give the identity).
     std::vector<llvm::Value*> part(static_cast<size_t>(C));
     for (int64_t c = 0; c < C; ++c) {
@@ -115,44 +158,101 @@ Status Lowerer::lowerReduce(const ir::Operation& op) {
     }
     // 2. Rows wider than one chunk of the CTA: fold this thread's chunks of a row.
     std::vector<llvm::Value*> q;
-    const int64_t cpr = P > Tn ? P / Tn : 1;  // chunks per row
-    for (int64_t j = 0; j < C; j += cpr) {
+    for (int64_t j = 0; j < C; j += f.cpr) {
       llvm::Value* s = part[j];
-      for (int64_t k = 1; k < cpr; ++k) s = combine(kind, accDt, s, part[j + k]);
+      for (int64_t k = 1; k < f.cpr; ++k) s = combine(kind, accDt, s, part[j + k]);
       q.push_back(s);
     }
     // 3. Butterfly over the w lanes that share a row (all of a warp when P >= 32).
-    const int64_t w = std::min<int64_t>(P, 32);
     for (auto& s : q)
       for (int64_t off = w / 2; off >= 1; off /= 2) s = combine(kind, accDt, s, shuffleXor(s, static_cast<int>(off)));
     // A one-warp CTA reducing its whole tile: the butterfly left the total in
     // every lane, which is every thread the uniform result lives in.
-    if (Tn == w && q.size() == 1 && out.layout.uniform) return finish({q[0]});
-    // 4. One value per w-lane group into the scratch; each result element folds its row's groups.
-    const int64_t groupsPerRow = P > Tn ? Tn / 32 : P / w;
-    const int64_t slots = static_cast<int64_t>(q.size()) * (Tn / w);
-    llvm::Value* buf = scratchBegin(slots * accBytes);
-    llvm::Value* lane0 = w > 1 ? b.CreateICmpEQ(b.CreateAnd(tid, i32(w - 1)), i32(0)) : nullptr;
-    for (size_t j = 0; j < q.size(); ++j) {
-      // group slot: (j * T + tid) / w, both for P <= T (j = chunk) and P > T (j = row, w = 32)
-      llvm::Value* slot = b.CreateAdd(i32(static_cast<int64_t>(j) * (Tn / w)), b.CreateUDiv(tid, i32(w)));
-      emitIf(lane0, [&] { b.CreateAlignedStore(q[j], b.CreateGEP(accTy, buf, slot), llvm::Align(accBytes)); });
+    if (Tn == w && q.size() == 1 && out.layout.uniform) {
+      finishReduce(op, out, {q[0]});
+      continue;
     }
-    barrier();
-    std::vector<llvm::Value*> res(out.regs.size());
-    for (size_t r = 0; r < out.regs.size(); ++r) {
-      llvm::Value* o = elemIndex(out.layout, static_cast<int64_t>(r));  // the row
-      if (llvm::Value* valid = elemValid(out.layout, static_cast<int64_t>(r))) o = b.CreateSelect(valid, o, i32(0));
-      llvm::Value* first = b.CreateMul(o, i32(groupsPerRow));
+    const int64_t groupsPerRow = P > Tn ? Tn / 32 : P / w;
+    pending.push_back({&op, out, std::move(q), accTy, accDt, kind, accBytes, w, Tn, groupsPerRow});
+  }
+  if (pending.empty()) return Status::ok();
+
+  // 4. One value per w-lane group into the scratch (each reduction in its own
+  // slice of it), one bar.sync for all, then each result element folds its
+  // row's groups.
+  int64_t bytes = 0;
+  for (Pending& p : pending) {
+    bytes = (bytes + p.accBytes - 1) / p.accBytes * p.accBytes;
+    p.offset = bytes;
+    bytes += static_cast<int64_t>(p.q.size()) * (p.Tn / p.w) * p.accBytes;
+  }
+  llvm::Value* scratchBuf = scratchBegin(bytes);
+  auto bufOf = [&](const Pending& p) {
+    return p.offset ? b.CreateConstGEP1_64(b.getInt8Ty(), scratchBuf, static_cast<uint64_t>(p.offset)) : scratchBuf;
+  };
+  for (const Pending& p : pending) {
+    llvm::Value* buf = bufOf(p);
+    llvm::Value* lane0 = p.w > 1 ? b.CreateICmpEQ(b.CreateAnd(tid, i32(p.w - 1)), i32(0)) : nullptr;
+    for (size_t j = 0; j < p.q.size(); ++j) {
+      // group slot: (j * T + tid) / w, both for P <= T (j = chunk) and P > T (j = row, w = 32)
+      llvm::Value* slot = b.CreateAdd(i32(static_cast<int64_t>(j) * (p.Tn / p.w)), b.CreateUDiv(tid, i32(p.w)));
+      emitIf(lane0, [&] { b.CreateAlignedStore(p.q[j], b.CreateGEP(p.accTy, buf, slot), llvm::Align(p.accBytes)); });
+    }
+  }
+  barrier();
+  for (const Pending& p : pending) {
+    llvm::Value* buf = bufOf(p);
+    std::vector<llvm::Value*> res(p.out.regs.size());
+    for (size_t r = 0; r < p.out.regs.size(); ++r) {
+      llvm::Value* o = elemIndex(p.out.layout, static_cast<int64_t>(r));  // the row
+      if (llvm::Value* valid = elemValid(p.out.layout, static_cast<int64_t>(r))) o = b.CreateSelect(valid, o, i32(0));
+      llvm::Value* first = b.CreateMul(o, i32(p.groupsPerRow));
       llvm::Value* s = nullptr;
-      for (int64_t g = 0; g < groupsPerRow; ++g) {
-        llvm::Value* x = b.CreateAlignedLoad(accTy, b.CreateGEP(accTy, buf, b.CreateAdd(first, i32(g))), llvm::Align(accBytes));
-        s = s ? combine(kind, accDt, s, x) : x;
+      for (int64_t g = 0; g < p.groupsPerRow; ++g) {
+        llvm::Value* x = b.CreateAlignedLoad(p.accTy, b.CreateGEP(p.accTy, buf, b.CreateAdd(first, i32(g))), llvm::Align(p.accBytes));
+        s = s ? combine(p.kind, p.accDt, s, x) : x;
       }
       res[r] = s;
     }
-    return finish(res);
+    finishReduce(*p.op, p.out, res);
   }
+  return Status::ok();
+}
+
+Lowerer::ReduceAcc Lowerer::reduceAcc(const std::string& kind, ir::DType dt) {
+  ReduceAcc ra;
+  ra.ty = ir::isFloat(dt) ? accType(dt) : (ir::bitWidth(dt) < 32 ? b.getInt32Ty() : regType(dt));
+  ra.dt = ir::isFloat(dt) ? (dt == ir::DType::F64 ? ir::DType::F64 : ir::DType::F32)
+                          : (ir::bitWidth(dt) < 32 ? (ir::isSigned(dt) ? ir::DType::I32 : ir::DType::U32) : dt);
+  ra.id = identity(kind, ra.dt);
+  ra.bytes = static_cast<int64_t>(mod.getDataLayout().getTypeAllocSize(ra.ty));
+  return ra;
+}
+
+llvm::Value* Lowerer::toReduceAcc(llvm::Value* v, ir::DType dt) {
+  if (ir::isFloat(dt)) return toAcc(v, dt);
+  if (dt == ir::DType::I1 || ir::bitWidth(dt) < 32) return cast(v, dt, ir::DType::I32);
+  return v;
+}
+
+Status Lowerer::lowerReduceOther(const ir::Operation& op, TV out, const ReduceAcc& ra) {
+  const TV& src = tile(op.operand(0));
+  const std::string kind = op.attrs().getStr("kind");
+  const int64_t axis = op.attrs().getInt("axis");
+  const ir::DType dt = src.dtype;
+  const int64_t rank = static_cast<int64_t>(src.shape.size());
+  const ir::TileLayout& L = src.layout;
+  const int64_t len = src.shape[axis];
+  const int64_t V = L.vec, Tn = L.threads;
+  auto acc = [&](llvm::Value* v) { return toReduceAcc(v, dt); };
+  llvm::Type* accTy = ra.ty;
+  const ir::DType accDt = ra.dt;
+  llvm::Value* id = ra.id;
+  const int64_t accBytes = ra.bytes;
+  auto finish = [&](const std::vector<llvm::Value*>& a) {
+    finishReduce(op, out, a);
+    return Status::ok();
+  };
 
   // An outer axis whose inner extent (the dims after it) is a multiple of the
   // CTA's T * V: each thread holds the same columns in every slice along the

@@ -324,18 +324,18 @@ TEST_P(NormTest, RmsnormBwd) {
   EXPECT_TRUE(near("dw", dw, dwRef, c.T, dwMag));
 }
 
-TEST_P(NormTest, LayernormFwd) {
-  const NormCase c = GetParam();
-  uint32_t seed = seedFor(3, c);
-  SCOPED_TRACE("seed " + std::to_string(seed));
+// One LayerNorm forward kernel against the float64 reference; the values sit
+// around `offset`, so the mean is far from zero and the variance must not be
+// computed as E[x^2] - E[x]^2.
+void checkLayernormFwd(const NormCase& c, const char* kernel, int64_t blockN, uint32_t seed, double offset) {
+  SCOPED_TRACE(std::string(kernel) + " seed " + std::to_string(seed));
   std::mt19937 rng(seed);
   const int64_t M = c.M, N = c.N;
   const double eps = toF32(1e-5);
-  // An offset so the mean is far from zero and the two-pass variance matters.
-  HostArray x = randomArray(rng, c.T, {M, N}, 0.25, 2.0, 1.5);
+  HostArray x = randomArray(rng, c.T, {M, N}, 0.25, 2.0, offset);
   HostArray w = randomArray(rng, c.T, {N}, 0.5, 1.5), b = randomArray(rng, c.T, {N}, 0.1, 1.0);
   HostArray y = makeArray(c.T, {M, N}), mean = makeArray(DType::F32, {M}), rstd = makeArray(DType::F32, {M});
-  const Compiled& k = compile("stdlib/norm/layernorm.fnk", "layernorm_fwd", consts(c.T, {{"BLOCK_N", c.blockN}}));
+  const Compiled& k = compile("stdlib/norm/layernorm.fnk", kernel, consts(c.T, {{"BLOCK_N", blockN}}));
   ASSERT_TRUE(runKernel(k, {{"x", &x}, {"w", &w}, {"b", &b}, {"y", &y}, {"mean", &mean}, {"rstd", &rstd}},
                         {{"eps", eps}}));
   std::vector<double> yRef(M * N), muRef(M), rRef(M), yMag(M * N), muMag(M);
@@ -353,6 +353,20 @@ TEST_P(NormTest, LayernormFwd) {
   EXPECT_TRUE(near("y", y, yRef, c.T, yMag));
   EXPECT_TRUE(near("mean", mean, muRef, DType::F32, muMag));
   EXPECT_TRUE(near("rstd", rstd, rRef, DType::F32));
+}
+
+TEST_P(NormTest, LayernormFwd) {
+  const NormCase c = GetParam();
+  checkLayernormFwd(c, "layernorm_fwd", c.blockN, seedFor(3, c), 1.5);
+}
+
+// The one-pass (shifted sums) whole-row kernel, on rows whose mean is ~50x
+// their spread.
+TEST_P(NormTest, LayernormFwdRow) {
+  const NormCase c = GetParam();
+  int64_t block = 1;
+  while (block < c.N) block *= 2;
+  checkLayernormFwd(c, "layernorm_fwd_row", block, seedFor(12, c), 64.0);
 }
 
 TEST_P(NormTest, LayernormBwd) {
