@@ -1,10 +1,20 @@
 // Cluster ops (sm_90 thread-block clusters). gpu.cluster_rank/size read
 // %cluster_ctarank/%cluster_nctarank; gpu.cluster_sync is barrier.cluster
-// arrive (release) + wait (acquire). gpu.cluster_reduce: each CTA writes its
-// tile to a shared buffer of its own, the cluster synchronizes, every CTA
-// reads all peers' buffers through distributed shared memory (mapa + generic
-// loads) and folds them in rank order (as the interpreter does), and a second
-// cluster barrier keeps each buffer alive until every peer has read it.
+// arrive (release) + wait (acquire). Every kernel with cluster barriers
+// arrives once at entry and waits before its first one (see Lowerer.cpp), so
+// no CTA touches a peer's shared memory before the peer has started.
+//
+// gpu.cluster_reduce of a scalar (the norms' row sums) pushes: lane q < n of
+// the first warp writes the CTA's value into slot [rank] of peer q's buffer,
+// one cluster barrier orders the writes before the reads, and every warp
+// folds its own n slots in rank order (as the interpreter does). Two buffers
+// alternate between executions, so a peer that runs ahead into the next
+// reduction writes the other one: one cluster barrier per reduction.
+// A tile pulls instead: each CTA writes its tile to a buffer of its own, the
+// cluster synchronizes, every CTA reads all peers' buffers through
+// distributed shared memory (mapa + generic loads) and folds them in rank
+// order, and a second cluster barrier keeps each buffer alive until every
+// peer has read it.
 #include <llvm/IR/IntrinsicsNVPTX.h>
 
 #include "backend/nvptx/Lowerer.h"
@@ -12,7 +22,7 @@
 namespace fnk::nvptx::detail {
 
 Status Lowerer::lowerCluster(const ir::Operation& op) {
-  flushClusterWait();
+  if (op.kind() == ir::OpKind::ClusterSync || op.kind() == ir::OpKind::ClusterReduce) flushClusterWait();
   auto clusterSync = [&] {
     intrinsic(llvm::Intrinsic::nvvm_barrier_cluster_arrive, {}, {});
     intrinsic(llvm::Intrinsic::nvvm_barrier_cluster_wait, {}, {});
@@ -47,49 +57,67 @@ Status Lowerer::lowerCluster(const ir::Operation& op) {
   const ir::DType accDt = ir::isFloat(dt) ? (dt == ir::DType::F64 ? ir::DType::F64 : ir::DType::F32) : dt;
   llvm::Type* accTy = regType(accDt);
   const int64_t bytes = static_cast<int64_t>(mod.getDataLayout().getTypeAllocSize(accTy));
-  const int64_t slots = src.layout.uniform ? 1 : src.layout.elems;
-  auto* aty = llvm::ArrayType::get(accTy, static_cast<uint64_t>(slots));
-  auto* buf = new llvm::GlobalVariable(mod, aty, false, llvm::GlobalValue::InternalLinkage, llvm::UndefValue::get(aty),
+  auto makeBuf = [&](int64_t slots) {
+    auto* aty = llvm::ArrayType::get(accTy, static_cast<uint64_t>(slots));
+    auto* g = new llvm::GlobalVariable(mod, aty, false, llvm::GlobalValue::InternalLinkage, llvm::UndefValue::get(aty),
                                        "fnk_cluster_buf", nullptr, llvm::GlobalValue::NotThreadLocal, 3);
-  buf->setAlignment(llvm::Align(16));
+    g->setAlignment(llvm::Align(16));
+    return g;
+  };
   auto toAccV = [&](llvm::Value* v) { return ir::isFloat(dt) ? toAcc(v, dt) : v; };
-  llvm::Value* only0 = src.layout.uniform ? b.CreateICmpEQ(tid, i32(0)) : nullptr;
-  for (size_t r = 0; r < src.regs.size(); ++r) {
-    llvm::Value* e = elemIndex(src.layout, static_cast<int64_t>(r));
-    llvm::Value* v = toAccV(src.regs[r]);
-    emitIf(andAll(only0, elemValid(src.layout, static_cast<int64_t>(r))),
-           [&] { b.CreateAlignedStore(v, b.CreateGEP(accTy, buf, e), llvm::Align(bytes)); });
-  }
-  clusterSync();
-  if (src.layout.uniform && n <= 32) {
-    // A uniform value: lane q of every warp reads peer q's slot (one
-    // distributed-shared-memory load per lane, not n per thread), and the
-    // lanes fold the n values in rank order (as the interpreter does) from
-    // warp shuffles, so every thread ends with the same result.
+  auto generic = [&](llvm::Value* p) { return b.CreateAddrSpaceCast(p, llvm::PointerType::get(ctx, 0)); };
+  if (src.layout.uniform) {
+    if (n > 32) return fail(op, "a cluster of more than 32 CTAs");  // the fold below is one warp's shuffles
+    llvm::GlobalVariable* buf = makeBuf(2 * n);
+    // This execution's half: a parity bit flipped per execution, kept in a
+    // private variable (promoted to a register, a loop-carried one in loops).
+    llvm::IRBuilder<> eb(&kernel->getEntryBlock(), kernel->getEntryBlock().begin());
+    llvm::AllocaInst* parity = eb.CreateAlloca(b.getInt32Ty(), nullptr, "cluster.parity");
+    eb.CreateStore(i32(0), parity);
+    llvm::Value* half = b.CreateLoad(b.getInt32Ty(), parity);
+    b.CreateStore(b.CreateXor(half, i32(1)), parity);
+    llvm::Value* base = b.CreateMul(half, i32(n));
+    llvm::Value* rank = intrinsic(llvm::Intrinsic::nvvm_read_ptx_sreg_cluster_ctarank, {}, {});
+    llvm::Value* v = toAccV(src.regs[0]);
+    emitIf(b.CreateICmpULT(tid, i32(n)), [&] {
+      llvm::Value* mine = generic(b.CreateGEP(accTy, buf, b.CreateAdd(base, rank)));
+      llvm::Value* peer = intrinsic(llvm::Intrinsic::nvvm_mapa, {}, {mine, tid});
+      b.CreateAlignedStore(v, peer, llvm::Align(bytes));
+    });
+    clusterSync();
+    // Lane q of every warp reads slot q, and the lanes fold the n values
+    // in rank order from warp shuffles, so every thread ends with the same result.
     llvm::Value* lane = b.CreateAnd(tid, i32(31));
     llvm::Value* q = b.CreateSelect(b.CreateICmpULT(lane, i32(n)), lane, i32(0));
-    llvm::Value* local = b.CreateAddrSpaceCast(b.CreateGEP(accTy, buf, i32(0)), llvm::PointerType::get(ctx, 0));
-    llvm::Value* peer = intrinsic(llvm::Intrinsic::nvvm_mapa, {}, {local, q});
-    llvm::Value* x = b.CreateAlignedLoad(accTy, peer, llvm::Align(bytes));
+    llvm::Value* x = b.CreateAlignedLoad(accTy, b.CreateGEP(accTy, buf, b.CreateAdd(base, q)), llvm::Align(bytes));
     llvm::Value* s = nullptr;
     for (int64_t k = 0; k < n; ++k) {
       llvm::Value* xk = shuffleIdx(x, static_cast<int>(k));
       s = s ? combine(kind, accDt, s, xk) : xk;
     }
     out.regs[0] = ir::isFloat(dt) ? fromAcc(s, dt) : s;
-  } else {
-    for (size_t r = 0; r < out.regs.size(); ++r) {
-      llvm::Value* e = elemIndex(out.layout, static_cast<int64_t>(r));
-      if (llvm::Value* valid = elemValid(out.layout, static_cast<int64_t>(r))) e = b.CreateSelect(valid, e, i32(0));
-      llvm::Value* local = b.CreateAddrSpaceCast(b.CreateGEP(accTy, buf, e), llvm::PointerType::get(ctx, 0));
-      llvm::Value* s = nullptr;
-      for (int64_t q = 0; q < n; ++q) {
-        llvm::Value* peer = intrinsic(llvm::Intrinsic::nvvm_mapa, {}, {local, i32(q)});
-        llvm::Value* x = b.CreateAlignedLoad(accTy, peer, llvm::Align(bytes));
-        s = s ? combine(kind, accDt, s, x) : x;
-      }
-      out.regs[r] = ir::isFloat(dt) ? fromAcc(s, dt) : s;
+    tiles[op.result()] = out;
+    return Status::ok();
+  }
+  llvm::GlobalVariable* buf = makeBuf(src.layout.elems);
+  for (size_t r = 0; r < src.regs.size(); ++r) {
+    llvm::Value* e = elemIndex(src.layout, static_cast<int64_t>(r));
+    llvm::Value* v = toAccV(src.regs[r]);
+    emitIf(elemValid(src.layout, static_cast<int64_t>(r)),
+           [&] { b.CreateAlignedStore(v, b.CreateGEP(accTy, buf, e), llvm::Align(bytes)); });
+  }
+  clusterSync();
+  for (size_t r = 0; r < out.regs.size(); ++r) {
+    llvm::Value* e = elemIndex(out.layout, static_cast<int64_t>(r));
+    if (llvm::Value* valid = elemValid(out.layout, static_cast<int64_t>(r))) e = b.CreateSelect(valid, e, i32(0));
+    llvm::Value* local = generic(b.CreateGEP(accTy, buf, e));
+    llvm::Value* s = nullptr;
+    for (int64_t q = 0; q < n; ++q) {
+      llvm::Value* peer = intrinsic(llvm::Intrinsic::nvvm_mapa, {}, {local, i32(q)});
+      llvm::Value* x = b.CreateAlignedLoad(accTy, peer, llvm::Align(bytes));
+      s = s ? combine(kind, accDt, s, x) : x;
     }
+    out.regs[r] = ir::isFloat(dt) ? fromAcc(s, dt) : s;
   }
   // The second cluster barrier keeps this CTA's buffer alive (and unwritten)
   // until every peer has read it. Only its arrive is issued here; the wait is

@@ -242,6 +242,26 @@ int64_t Lowerer::fullOccupancyCtas() {
   return std::min<int64_t>(32, 2048 / T);
 }
 
+namespace {
+bool hasClusterBarrierIn(const ir::Block& blk);
+
+/// Whether `op` is, or contains, a cluster barrier (cluster.sync, or the
+/// barriers of cluster.reduce); reading the rank or size needs none.
+bool hasClusterBarrier(const ir::Operation& op) {
+  if (op.kind() == ir::OpKind::ClusterSync || op.kind() == ir::OpKind::ClusterReduce) return true;
+  for (unsigned r = 0; r < op.numRegions(); ++r)
+    for (const auto& nb : op.region(r).blocks())
+      if (hasClusterBarrierIn(*nb)) return true;
+  return false;
+}
+
+bool hasClusterBarrierIn(const ir::Block& blk) {
+  for (const auto& o : blk.ops())
+    if (hasClusterBarrier(*o)) return true;
+  return false;
+}
+}  // namespace
+
 Status Lowerer::run() {
   std::vector<llvm::Type*> params;
   std::vector<AbiSlot> abi = kernelAbi(fn);
@@ -304,6 +324,14 @@ Status Lowerer::run() {
       tv.regs[0] = v;
       tiles[body.argument(static_cast<unsigned>(i))] = tv;
     }
+  }
+  // Peers write into this CTA's shared memory only once every CTA of the
+  // cluster has started: each thread arrives here, and the matching wait
+  // comes before the first cluster op (flushClusterWait), by when the peers
+  // have long arrived.
+  if (c.size() == 3 && c[0] * c[1] * c[2] > 1 && hasClusterBarrierIn(body)) {
+    intrinsic(llvm::Intrinsic::nvvm_barrier_cluster_arrive_relaxed, {}, {});
+    clusterWaitPending = &body;
   }
   Status s = lowerBlock(body, nullptr);
   if (!error_) return error_;
@@ -418,20 +446,7 @@ Status Lowerer::lowerWithSiblings(const ir::Block& blk, const ir::Operation& fir
   return lowerReduces(group);
 }
 
-namespace {
-bool hasClusterOp(const ir::Operation& op) {
-  switch (op.kind()) {
-    case ir::OpKind::ClusterRank: case ir::OpKind::ClusterSize:
-    case ir::OpKind::ClusterSync: case ir::OpKind::ClusterReduce: return true;
-    default: break;
-  }
-  for (unsigned r = 0; r < op.numRegions(); ++r)
-    for (const auto& nb : op.region(r).blocks())
-      for (const auto& o : nb->ops())
-        if (hasClusterOp(*o)) return true;
-  return false;
-}
-}  // namespace
+
 
 Status Lowerer::lowerBlock(const ir::Block& blk, std::vector<TV>* yielded) {
   const ir::Block* outer = curBlock;
@@ -449,7 +464,7 @@ Status Lowerer::lowerBlock(const ir::Block& blk, std::vector<TV>* yielded) {
 Status Lowerer::lowerBlockOps(const ir::Block& blk, std::vector<TV>* yielded) {
   for (const auto& op : blk.ops()) {
     if (early.count(op.get())) continue;  // lowered ahead (hoistLoads)
-    if (op->kind() == ir::OpKind::Return || (op->numRegions() > 0 && hasClusterOp(*op))) flushClusterWait();
+    if (op->kind() == ir::OpKind::Return || (op->numRegions() > 0 && hasClusterBarrier(*op))) flushClusterWait();
     if (op->kind() == ir::OpKind::Reduce || op->kind() == ir::OpKind::ClusterReduce)
       if (Status s = hoistLoads(blk, op.get()); !s) return s;
     if (foldsAcrossWarps(*op)) {
