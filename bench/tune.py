@@ -129,6 +129,9 @@ def variant_cases():
            lambda: var.rms_fwd_rows(x, w, y, rstd, eps=1e-6, WARPS=8, ROWS=4))
     yield ("LayerNorm fwd 32768x8192", "stdlib BLOCK_N=2048 WARPS=8", fwd,
            lambda: ln.layernorm_fwd(x, w, b, y, mean, rstd, eps=1e-6, BLOCK_N=2048, WARPS=8))
+    for wp in (4, 8, 16):
+        yield ("LayerNorm fwd 32768x8192", f"stdlib row WARPS={wp}", fwd,
+               lambda wp=wp: ln.layernorm_fwd_row(x, w, b, y, mean, rstd, eps=1e-6, BLOCK_N=8192, WARPS=wp))
     for wp in (8, 16):
         yield ("LayerNorm fwd 32768x8192", f"reload WARPS={wp}", fwd,
                lambda wp=wp: var.ln_fwd_reload(x, w, b, y, mean, rstd, eps=1e-6, WARPS=wp))
@@ -143,8 +146,9 @@ def variant_cases():
     ref_ln_dx = rstd[:, None] * (g - g.mean(1, keepdim=True) - xh * (g * xh).mean(1, keepdim=True))
     del xh, g
     CHECKS["LayerNorm bwd 32768x8192 (dx, partials)"] = lambda: rel_err(dxl, ref_ln_dx)
-    yield ("LayerNorm bwd 32768x8192 (dx, partials)", "stdlib WARPS=16 P=1x", 3 * M * N * 2,
-           lambda: ln.layernorm_bwd(x, w, dyl, mean, rstd, dxl, dwp, dbp, BLOCK_N=8192, WARPS=16))
+    for wp in (8, 16):
+        yield ("LayerNorm bwd 32768x8192 (dx, partials)", f"stdlib WARPS={wp} P=1x", 3 * M * N * 2,
+               lambda wp=wp: ln.layernorm_bwd(x, w, dyl, mean, rstd, dxl, dwp, dbp, BLOCK_N=8192, WARPS=wp))
     for wp in (8, 16):
         yield ("LayerNorm bwd 32768x8192 (dx, partials)", f"reload WARPS={wp} P=1x", 3 * M * N * 2,
                lambda wp=wp: var.ln_bwd_reload(x, w, dyl, mean, rstd, dxl, dwp, dbp, WARPS=wp))
@@ -183,6 +187,48 @@ def variant_cases():
     for wp, rows in ((2, 4), (2, 8)):
         yield ("DiT fwd 56x1024x1024", f"rows WARPS={wp} ROWS={rows}", dfwd,
                lambda wp=wp, rows=rows: var.dit_fwd_rows(xd, wd, bd, sc, sh, yd, md, rd, eps=1e-6, WARPS=wp, ROWS=rows))
+    del xd, wd, bd, sc, sh, yd, md, rd, dyd, dxd, parts
+    yield from wide_variant_cases(rms, var, sms)
+
+
+def wide_variant_cases(rms, var, sms):
+    """Rows too wide for one CTA: the chunked row kernel, the cluster split
+    (one row per cluster), and the persistent split (P clusters walk the rows)."""
+    bf = torch.bfloat16
+    F = torch.nn.functional
+    for M, N in ((8192, 65536), (1024, 262144)):
+        x, w = torch.randn(M, N, device=DEV, dtype=bf), torch.randn(N, device=DEV, dtype=bf)
+        y, rstd = torch.empty_like(x), torch.empty(M, device=DEV)
+        ref = F.rms_norm(x.float(), (N,), w.float(), 1e-6)
+        fwd = f"RMSNorm fwd {M}x{N}"
+        CHECKS[fwd] = lambda y=y, ref=ref: rel_err(y, ref)
+        nbytes = 2 * M * N * 2
+        if N <= 65536:
+            yield (fwd, "stdlib chunked BLOCK_N=8192 WARPS=16", nbytes,
+                   lambda x=x, w=w, y=y, rstd=rstd: rms.rmsnorm_fwd(x, w, y, rstd, eps=1e-6, BLOCK_N=8192, WARPS=16))
+            splits = ((8, 8192, 8), (8, 8192, 16), (4, 16384, 16), (16, 4096, 4))
+        else:
+            splits = ((16, 16384, 16), (16, 16384, 8), (8, 32768, 16))
+        for c, bn, wp in splits:
+            yield (fwd, f"split CLUSTER={c} BLOCK_N={bn} WARPS={wp}", nbytes,
+                   lambda x=x, w=w, y=y, rstd=rstd, c=c, bn=bn, wp=wp:
+                   rms.rmsnorm_fwd_split(x, w, y, rstd, eps=1e-6, BLOCK_N=bn, CLUSTER=c, WARPS=wp))
+            for per_sm in (2, 4):
+                p = max(1, per_sm * sms // c)
+                yield (fwd, f"split_loop CLUSTER={c} BLOCK_N={bn} WARPS={wp} P={p}", nbytes,
+                       lambda x=x, w=w, y=y, rstd=rstd, c=c, bn=bn, wp=wp, p=p:
+                       var.rms_fwd_split_loop(x, w, y, rstd, eps=1e-6, BLOCK_N=bn, CLUSTER=c, WARPS=wp, P=p))
+        del ref
+        dy, dx = torch.randn_like(x), torch.empty_like(x)
+        rstd.copy_(torch.rand(M, device=DEV) + 0.5)
+        bwd = f"RMSNorm bwd {M}x{N} (dx, partials)"
+        c, bn, wp = (8, 8192, 8) if N <= 65536 else (16, 16384, 16)
+        for per_sm in (2, 4, 8):
+            part = torch.empty(max(1, per_sm * sms // c), N, device=DEV)
+            yield (bwd, f"split CLUSTER={c} BLOCK_N={bn} WARPS={wp} P={part.shape[0]}", 3 * M * N * 2,
+                   lambda x=x, w=w, dy=dy, rstd=rstd, dx=dx, part=part, c=c, bn=bn, wp=wp:
+                   rms.rmsnorm_bwd_split(x, w, dy, rstd, dx, part, BLOCK_N=bn, CLUSTER=c, WARPS=wp))
+        del x, y, dy, dx
 
 
 def main():

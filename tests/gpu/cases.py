@@ -40,6 +40,10 @@ def rmsnorm_cases(rng, M, N):
     b = rng.standard_normal(N)
     yield ("stdlib/norm/layernorm.fnk", "layernorm_fwd", {"x": x, "w": w, "b": b}, ["y", "mean", "rstd"],
            {"eps": 1e-5}, {})
+    if N <= 8192:  # the one-pass whole-row kernel, on rows whose mean is far from zero
+        row = {"BLOCK_N": max(256, 1 << (N - 1).bit_length())}
+        yield ("stdlib/norm/layernorm.fnk", "layernorm_fwd_row", {"x": x + 20.0, "w": w, "b": b},
+               ["y", "mean", "rstd"], {"eps": 1e-5}, {}, row)
     yield ("stdlib/norm/layernorm.fnk", "layernorm_bwd", {"x": x, "w": w, "dy": dy, "mean": mu, "rstd": r},
            ["dx", "dw_partial", "db_partial"], {}, {"P": P})
     yield ("stdlib/norm/layernorm.fnk", "layernorm_bwd_dwdb",
