@@ -149,6 +149,8 @@ def variant_cases():
     for wp in (8, 16):
         yield ("LayerNorm bwd 32768x8192 (dx, partials)", f"stdlib WARPS={wp} P=1x", 3 * M * N * 2,
                lambda wp=wp: ln.layernorm_bwd(x, w, dyl, mean, rstd, dxl, dwp, dbp, BLOCK_N=8192, WARPS=wp))
+        yield ("LayerNorm bwd 32768x8192 (dx, partials)", f"wrow WARPS={wp} P=1x", 3 * M * N * 2,
+               lambda wp=wp: var.ln_bwd_wrow(x, w, dyl, mean, rstd, dxl, dwp, dbp, BLOCK_N=8192, WARPS=wp))
     for wp in (8, 16):
         yield ("LayerNorm bwd 32768x8192 (dx, partials)", f"reload WARPS={wp} P=1x", 3 * M * N * 2,
                lambda wp=wp: var.ln_bwd_reload(x, w, dyl, mean, rstd, dxl, dwp, dbp, WARPS=wp))
@@ -176,9 +178,9 @@ def variant_cases():
                lambda wp=wp: dit.dit_modulate_fwd(xd, wd, bd, sc, sh, yd, md, rd, eps=1e-6, WARPS=wp))
     dyd, dxd = torch.randn_like(xd), torch.empty_like(xd)
     rd.copy_(torch.rand(B, S, device=DEV) + 0.5)
-    for sb in (8, 16):
+    for sb in (8, 16, 32):
         parts = [torch.empty(B, sb, H, device=DEV) for _ in range(4)]
-        for wp in (4, 8):
+        for wp in (2, 4, 8):
             yield ("DiT bwd 56x1024x1024 (dx, partials)", f"SB={sb} WARPS={wp}", 3 * B * S * H * 2,
                    lambda wp=wp, parts=parts: dit.dit_modulate_bwd(xd, wd, bd, sc, dyd, md, rd, dxd, *parts, WARPS=wp))
         outs = [torch.empty(B, H, device=DEV, dtype=bf) for _ in range(2)] + [torch.empty(H, device=DEV, dtype=bf) for _ in range(2)]
@@ -206,14 +208,14 @@ def wide_variant_cases(rms, var, sms):
         if N <= 65536:
             yield (fwd, "stdlib chunked BLOCK_N=8192 WARPS=16", nbytes,
                    lambda x=x, w=w, y=y, rstd=rstd: rms.rmsnorm_fwd(x, w, y, rstd, eps=1e-6, BLOCK_N=8192, WARPS=16))
-            splits = ((8, 8192, 8), (8, 8192, 16), (4, 16384, 16), (16, 4096, 4))
+            splits = ((8, 8192, 8), (8, 8192, 4), (16, 4096, 4), (16, 4096, 8))
         else:
-            splits = ((16, 16384, 16), (16, 16384, 8), (8, 32768, 16))
+            splits = ((16, 16384, 16), (16, 16384, 32), (8, 32768, 16), (8, 32768, 32))
         for c, bn, wp in splits:
             yield (fwd, f"split CLUSTER={c} BLOCK_N={bn} WARPS={wp}", nbytes,
                    lambda x=x, w=w, y=y, rstd=rstd, c=c, bn=bn, wp=wp:
                    rms.rmsnorm_fwd_split(x, w, y, rstd, eps=1e-6, BLOCK_N=bn, CLUSTER=c, WARPS=wp))
-            for per_sm in (2, 4):
+            for per_sm in (4,) if c == 16 and bn == 16384 else ():
                 p = max(1, per_sm * sms // c)
                 yield (fwd, f"split_loop CLUSTER={c} BLOCK_N={bn} WARPS={wp} P={p}", nbytes,
                        lambda x=x, w=w, y=y, rstd=rstd, c=c, bn=bn, wp=wp, p=p:
@@ -222,12 +224,13 @@ def wide_variant_cases(rms, var, sms):
         dy, dx = torch.randn_like(x), torch.empty_like(x)
         rstd.copy_(torch.rand(M, device=DEV) + 0.5)
         bwd = f"RMSNorm bwd {M}x{N} (dx, partials)"
-        c, bn, wp = (8, 8192, 8) if N <= 65536 else (16, 16384, 16)
-        for per_sm in (2, 4, 8):
-            part = torch.empty(max(1, per_sm * sms // c), N, device=DEV)
-            yield (bwd, f"split CLUSTER={c} BLOCK_N={bn} WARPS={wp} P={part.shape[0]}", 3 * M * N * 2,
-                   lambda x=x, w=w, dy=dy, rstd=rstd, dx=dx, part=part, c=c, bn=bn, wp=wp:
-                   rms.rmsnorm_bwd_split(x, w, dy, rstd, dx, part, BLOCK_N=bn, CLUSTER=c, WARPS=wp))
+        bsplits = ((8, 8192, 8), (8, 8192, 16), (16, 4096, 8)) if N <= 65536 else ((16, 16384, 16), (8, 32768, 32))
+        for c, bn, wp in bsplits:
+            for per_sm in (2, 4):
+                part = torch.empty(max(1, per_sm * sms // c), N, device=DEV)
+                yield (bwd, f"split CLUSTER={c} BLOCK_N={bn} WARPS={wp} P={part.shape[0]}", 3 * M * N * 2,
+                       lambda x=x, w=w, dy=dy, rstd=rstd, dx=dx, part=part, c=c, bn=bn, wp=wp:
+                       rms.rmsnorm_bwd_split(x, w, dy, rstd, dx, part, BLOCK_N=bn, CLUSTER=c, WARPS=wp))
         del x, y, dy, dx
 
 

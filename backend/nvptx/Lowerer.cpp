@@ -618,9 +618,8 @@ Status Lowerer::lowerFor(const ir::Operation& op) {
     }
     if (ok && usesIv) pf.push_back(bop.get());
   }
-  // Only for wide tiles (two or more chunks per thread), and only when what
-  // stays live across the loop fits in half the register cap (65536 / T, at
-  // most 255): the loop-carried tiles, the wide tiles from outside that the
+  // Only when what stays live across the loop fits in half the register cap
+  // (65536 / T, at most 255): the loop-carried tiles, the wide tiles from outside that the
   // body reads (w), and the prefetched values themselves, counted in 32-bit
   // registers (bf16 packed two to one). E.g. rmsnorm_bwd 8192: dw 32 + w 32 +
   // x, dy 32 + rstd 1 = 97 <= 127 at 8 warps (246 registers, no spill), 16 + 16
@@ -660,7 +659,16 @@ Status Lowerer::lowerFor(const ir::Operation& op) {
     }();
     const int64_t cap = std::min<int64_t>(255, 65536 / T);
     const bool fits = live + pfRegs <= cap / 2 || T <= maxThreads;
-    if (maxChunks < 2 || pfRegs > 40 || !fits) pf.clear();
+    // One-chunk tiles too (FNK_PREFETCH_MIN_CHUNKS=2 restores the v1.5 rule
+    // of two or more): a loop over rows runs in a grid the caller sized (a
+    // few CTAs per SM), so registers do not set its occupancy and the next
+    // row's latency is what the loop waits on (the DiT backward walks 128
+    // rows of 1024 per CTA).
+    static const int64_t minChunks = [] {
+      const char* e = std::getenv("FNK_PREFETCH_MIN_CHUNKS");
+      return e && std::atoi(e) > 0 ? static_cast<int64_t>(std::atoi(e)) : int64_t{1};
+    }();
+    if (maxChunks < minChunks || pfRegs > 40 || !fits) pf.clear();
   }
   std::vector<TV> pfInit;
   auto lowerAt = [&](const ir::Operation* lop, llvm::Value* ivVal, TV& outTV) -> Status {
