@@ -180,7 +180,7 @@ def variant_cases():
     rd.copy_(torch.rand(B, S, device=DEV) + 0.5)
     for sb in (8, 16, 32):
         parts = [torch.empty(B, sb, H, device=DEV) for _ in range(4)]
-        for wp in (2, 4, 8):
+        for wp in (2, 4):
             yield ("DiT bwd 56x1024x1024 (dx, partials)", f"SB={sb} WARPS={wp}", 3 * B * S * H * 2,
                    lambda wp=wp, parts=parts: dit.dit_modulate_bwd(xd, wd, bd, sc, dyd, md, rd, dxd, *parts, WARPS=wp))
         outs = [torch.empty(B, H, device=DEV, dtype=bf) for _ in range(2)] + [torch.empty(H, device=DEV, dtype=bf) for _ in range(2)]
@@ -208,9 +208,9 @@ def wide_variant_cases(rms, var, sms):
         if N <= 65536:
             yield (fwd, "stdlib chunked BLOCK_N=8192 WARPS=16", nbytes,
                    lambda x=x, w=w, y=y, rstd=rstd: rms.rmsnorm_fwd(x, w, y, rstd, eps=1e-6, BLOCK_N=8192, WARPS=16))
-            splits = ((8, 8192, 8), (8, 8192, 4), (16, 4096, 4), (16, 4096, 8))
+            splits = ((8, 8192, 8), (4, 16384, 16), (2, 32768, 32), (16, 4096, 4))
         else:
-            splits = ((16, 16384, 16), (16, 16384, 32), (8, 32768, 16), (8, 32768, 32))
+            splits = ((16, 16384, 16), (8, 32768, 32), (4, 65536, 32))
         for c, bn, wp in splits:
             yield (fwd, f"split CLUSTER={c} BLOCK_N={bn} WARPS={wp}", nbytes,
                    lambda x=x, w=w, y=y, rstd=rstd, c=c, bn=bn, wp=wp:
@@ -224,7 +224,7 @@ def wide_variant_cases(rms, var, sms):
         dy, dx = torch.randn_like(x), torch.empty_like(x)
         rstd.copy_(torch.rand(M, device=DEV) + 0.5)
         bwd = f"RMSNorm bwd {M}x{N} (dx, partials)"
-        bsplits = ((8, 8192, 8), (8, 8192, 16), (16, 4096, 8)) if N <= 65536 else ((16, 16384, 16), (8, 32768, 32))
+        bsplits = ((8, 8192, 8), (4, 16384, 16)) if N <= 65536 else ((16, 16384, 16),)
         for c, bn, wp in bsplits:
             for per_sm in (2, 4):
                 part = torch.empty(max(1, per_sm * sms // c), N, device=DEV)
