@@ -44,16 +44,25 @@ def _block(n):
     return b
 
 
-def _split(n):
+def _split(n, backward=False):
     """(CLUSTER, BLOCK_N, WARPS) for rows wider than one tile: the row spread
-    over a cluster of up to 16 CTAs, each holding at most 16384 columns."""
+    over a cluster, each CTA holding BLOCK_N columns at 32 per thread. From
+    bench/tune.py on the H200 (docs/perf-notes.md, "GPU backend v3"): clusters
+    of up to 8 CTAs of 8192 columns, then wider CTAs; the forward (x only, and
+    read again after the reduction) takes up to 32768 columns per CTA
+    (1024x262144: 8 x 32768 396 us, 16 x 16384 600), the backward, which also
+    holds w and its dw partial, up to 16384 (8 x 32768 spills: 4790 us, 16 x
+    16384 888)."""
+    cap = 16384 if backward else 32768
     cluster = 2
-    while cluster < 16 and cluster * 8192 < n:
+    while cluster < 8 and cluster * 8192 < n:
+        cluster *= 2
+    while cluster < 16 and cluster * cap < n:
         cluster *= 2
     block = 256
     while block * cluster < n:
         block *= 2
-    return cluster, block, 16 if block >= 16384 else 8
+    return cluster, block, max(4, min(32, block // 1024))
 
 
 def _ln_fwd_block(n):
@@ -96,10 +105,6 @@ class _RMSNorm(torch.autograd.Function):
         mod = _module("rmsnorm")
         if n <= 8192:
             mod.rmsnorm_fwd_row(x2, w, y, rstd, eps=float(eps), BLOCK_N=_block(n), T=_dtype(x2))
-        elif n <= 65536:
-            # bench/tune.py at 8192x65536: chunked rows beat the cluster split
-            # (801 vs 1048 us); 8192-wide chunks at 16 warps 751 us, 2048 at 8 800.
-            mod.rmsnorm_fwd(x2, w, y, rstd, eps=float(eps), BLOCK_N=8192, WARPS=16, T=_dtype(x2))
         else:
             c, b, warps = _split(n)
             mod.rmsnorm_fwd_split(x2, w, y, rstd, eps=float(eps), BLOCK_N=b, CLUSTER=c, WARPS=warps, T=_dtype(x2))
@@ -118,7 +123,7 @@ class _RMSNorm(torch.autograd.Function):
             partial = torch.empty(_partials(m, x2.device), n, device=x2.device, dtype=torch.float32)
             mod.rmsnorm_bwd(x2, w, dy2, rstd, dx, partial, BLOCK_N=_block(n), WARPS=_bwd_warps(n), T=_dtype(x2))
         else:
-            c, b, warps = _split(n)
+            c, b, warps = _split(n, backward=True)
             partial = torch.empty(max(1, _partials(m, x2.device, per_sm=4) // c), n, device=x2.device, dtype=torch.float32)
             mod.rmsnorm_bwd_split(x2, w, dy2, rstd, dx, partial, BLOCK_N=b, CLUSTER=c, WARPS=warps, T=_dtype(x2))
         dw = torch.empty_like(w)
