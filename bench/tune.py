@@ -125,10 +125,14 @@ def variant_cases():
     for wp in (4, 8):
         yield ("RMSNorm fwd 32768x8192", f"stdlib BLOCK_N=8192 WARPS={wp}", fwd,
                lambda wp=wp: rms.rmsnorm_fwd(x, w, y, rstd, eps=1e-6, BLOCK_N=8192, WARPS=wp))
+    for wp in (4, 8):
+        yield ("RMSNorm fwd 32768x8192", f"stdlib row WARPS={wp}", fwd,
+               lambda wp=wp: rms.rmsnorm_fwd_row(x, w, y, rstd, eps=1e-6, BLOCK_N=8192, WARPS=wp))
     yield ("RMSNorm fwd 32768x8192", "rows WARPS=8 ROWS=4", fwd,
            lambda: var.rms_fwd_rows(x, w, y, rstd, eps=1e-6, WARPS=8, ROWS=4))
-    yield ("LayerNorm fwd 32768x8192", "stdlib BLOCK_N=2048 WARPS=8", fwd,
-           lambda: ln.layernorm_fwd(x, w, b, y, mean, rstd, eps=1e-6, BLOCK_N=2048, WARPS=8))
+    for bn, wp in ((2048, 8), (1024, 4), (1024, 8), (4096, 8), (4096, 16)):
+        yield ("LayerNorm fwd 32768x8192", f"stdlib BLOCK_N={bn} WARPS={wp}", fwd,
+               lambda bn=bn, wp=wp: ln.layernorm_fwd(x, w, b, y, mean, rstd, eps=1e-6, BLOCK_N=bn, WARPS=wp))
     for wp in (4, 8, 16):
         yield ("LayerNorm fwd 32768x8192", f"stdlib row WARPS={wp}", fwd,
                lambda wp=wp: ln.layernorm_fwd_row(x, w, b, y, mean, rstd, eps=1e-6, BLOCK_N=8192, WARPS=wp))
@@ -184,8 +188,9 @@ def variant_cases():
             yield ("DiT bwd 56x1024x1024 (dx, partials)", f"SB={sb} WARPS={wp}", 3 * B * S * H * 2,
                    lambda wp=wp, parts=parts: dit.dit_modulate_bwd(xd, wd, bd, sc, dyd, md, rd, dxd, *parts, WARPS=wp))
         outs = [torch.empty(B, H, device=DEV, dtype=bf) for _ in range(2)] + [torch.empty(H, device=DEV, dtype=bf) for _ in range(2)]
-        yield ("DiT bwd reduce 56x1024x1024", f"SB={sb}", 4 * B * sb * H * 4,
-               lambda parts=parts, outs=outs: dit.dit_modulate_bwd_reduce(*parts, *outs))
+        for bn, bb in ((32, 8), (16, 8), (64, 8), (32, 16), (16, 16)) if sb == 8 else ((32, 8),):
+            yield ("DiT bwd reduce 56x1024x1024", f"SB={sb} BLOCK_N={bn} BLOCK_B={bb}", 4 * B * sb * H * 4,
+                   lambda parts=parts, outs=outs, bn=bn, bb=bb: dit.dit_modulate_bwd_reduce(*parts, *outs, BLOCK_N=bn, BLOCK_B=bb))
     for wp, rows in ((2, 4), (2, 8)):
         yield ("DiT fwd 56x1024x1024", f"rows WARPS={wp} ROWS={rows}", dfwd,
                lambda wp=wp, rows=rows: var.dit_fwd_rows(xd, wd, bd, sc, sh, yd, md, rd, eps=1e-6, WARPS=wp, ROWS=rows))

@@ -10,6 +10,8 @@
 #include <llvm/IR/Intrinsics.h>
 #include <llvm/IR/IntrinsicsNVPTX.h>
 
+#include <cstdlib>
+
 #include "backend/nvptx/Lowerer.h"
 
 namespace fnk::nvptx::detail {
@@ -204,7 +206,11 @@ Status Lowerer::lowerElementwise(const ir::Operation& op) {
   // f32 -> bf16/f16 of neighbouring elements two at a time: one
   // cvt.rn.{bf16,f16}x2.f32 per pair (and the pair stays packed for the store)
   // instead of a cvt and a pack per element.
-  if (op.kind() == ir::OpKind::Cast && ins[0]->dtype == ir::DType::F32 &&
+  static const bool noPairs = [] {
+    const char* e = std::getenv("FNK_NO_PAIRED_CVT");
+    return e && *e && *e != '0';
+  }();
+  if (!noPairs && op.kind() == ir::OpKind::Cast && ins[0]->dtype == ir::DType::F32 &&
       (out.dtype == ir::DType::BF16 || out.dtype == ir::DType::F16) && !out.layout.uniform && out.layout.vec % 2 == 0) {
     // Inline PTX: LLVM scalarizes a <2 x float> fptrunc whose halves are
     // used apart. The first source goes to the upper half.
