@@ -206,26 +206,6 @@ Status Lowerer::lowerElementwise(const ir::Operation& op) {
   // f32 -> bf16/f16 of neighbouring elements two at a time: one
   // cvt.rn.{bf16,f16}x2.f32 per pair (and the pair stays packed for the store)
   // instead of a cvt and a pack per element.
-  static const bool noPairs = [] {
-    const char* e = std::getenv("FNK_NO_PAIRED_CVT");
-    return e && *e && *e != '0';
-  }();
-  if (!noPairs && op.kind() == ir::OpKind::Cast && ins[0]->dtype == ir::DType::F32 &&
-      (out.dtype == ir::DType::BF16 || out.dtype == ir::DType::F16) && !out.layout.uniform && out.layout.vec % 2 == 0) {
-    // Inline PTX: LLVM scalarizes a <2 x float> fptrunc whose halves are
-    // used apart. The first source goes to the upper half.
-    auto* asmTy = llvm::FunctionType::get(b.getInt32Ty(), {b.getFloatTy(), b.getFloatTy()}, false);
-    const char* text = out.dtype == ir::DType::BF16 ? "cvt.rn.bf16x2.f32 $0, $1, $2;" : "cvt.rn.f16x2.f32 $0, $1, $2;";
-    llvm::InlineAsm* cvt2 = llvm::InlineAsm::get(asmTy, text, "=r,f,f", false);
-    auto* pairTy = llvm::FixedVectorType::get(regType(out.dtype), 2);
-    for (size_t r = 0; r + 1 < out.regs.size(); r += 2) {
-      llvm::Value* p = b.CreateBitCast(b.CreateCall(cvt2, {ins[0]->regs[r + 1], ins[0]->regs[r]}), pairTy);
-      out.regs[r] = b.CreateExtractElement(p, uint64_t{0});
-      out.regs[r + 1] = b.CreateExtractElement(p, uint64_t{1});
-    }
-    tiles[op.result()] = out;
-    return Status::ok();
-  }
   std::vector<llvm::Value*> in(ins.size());
   for (size_t r = 0; r < out.regs.size(); ++r) {
     for (size_t i = 0; i < ins.size(); ++i) in[i] = ins[i]->regs[r];
