@@ -195,7 +195,45 @@ def variant_cases():
         yield ("DiT fwd 56x1024x1024", f"rows WARPS={wp} ROWS={rows}", dfwd,
                lambda wp=wp, rows=rows: var.dit_fwd_rows(xd, wd, bd, sc, sh, yd, md, rd, eps=1e-6, WARPS=wp, ROWS=rows))
     del xd, wd, bd, sc, sh, yd, md, rd, dyd, dxd, parts
+    yield from tile_variant_cases(rms, dit, var, sms)
     yield from wide_variant_cases(rms, var, sms)
+
+
+def tile_variant_cases(rms, dit, var, sms):
+    """Several rows per CTA as one [ROWS, N] tile against the stdlib's row at a time."""
+    bf = torch.bfloat16
+    F = torch.nn.functional
+    B, S, H = 56, 1024, 1024
+    xd, wd, bd, sc, sh, yd, md, rd = dit_tensors(B, S, H)
+    ref_d = F.layer_norm(xd.float(), (H,), wd.float(), bd.float(), 1e-6) * (1 + sc.float()[:, None, :]) + sh.float()[:, None, :]
+    CHECKS["DiT fwd 56x1024x1024"] = lambda: rel_err(yd, ref_d)
+    yield ("DiT fwd 56x1024x1024", "stdlib WARPS=2", 2 * B * S * H * 2,
+           lambda: dit.dit_modulate_fwd(xd, wd, bd, sc, sh, yd, md, rd, eps=1e-6, WARPS=2))
+    for rows, wp in ((2, 2), (2, 4), (4, 4), (4, 8), (8, 8)):
+        yield ("DiT fwd 56x1024x1024", f"tile ROWS={rows} WARPS={wp}", 2 * B * S * H * 2,
+               lambda rows=rows, wp=wp: var.dit_fwd_tile(xd, wd, bd, sc, sh, yd, md, rd, eps=1e-6, ROWS=rows, WARPS=wp))
+    del xd, yd, ref_d
+    for M, N in ((2048, 8192), (65536, 1024)):
+        x, w = torch.randn(M, N, device=DEV, dtype=bf), torch.randn(N, device=DEV, dtype=bf)
+        dy, dx = torch.randn_like(x), torch.empty_like(x)
+        rstd = torch.rsqrt(x.float().pow(2).mean(1) + 1e-6)
+        g = dy.float() * w.float()
+        r = rstd[:, None]
+        ref = g * r - x.float() * r ** 3 / N * (g * x.float()).sum(1, keepdim=True)
+        wl = f"RMSNorm bwd {M}x{N} (dx, partials)"
+        CHECKS[wl] = lambda dx=dx, ref=ref: rel_err(dx, ref)
+        nbytes = 3 * M * N * 2
+        std_warps = 16 if N >= 4096 else 8
+        part = torch.empty(sms, N, device=DEV)
+        yield (wl, f"stdlib WARPS={std_warps} P={sms}", nbytes,
+               lambda x=x, w=w, dy=dy, rstd=rstd, dx=dx, part=part, wp=std_warps:
+               rms.rmsnorm_bwd(x, w, dy, rstd, dx, part, BLOCK_N=N, WARPS=wp))
+        configs = ((2, 16, sms), (2, 16, sms // 2), (2, 8, sms)) if N >= 4096 else ((4, 8, sms), (8, 8, sms), (8, 4, sms), (16, 8, sms))
+        for rows, wp, p in configs:
+            part = torch.empty(p, N, device=DEV)
+            yield (wl, f"rows ROWS={rows} WARPS={wp} P={p}", nbytes,
+                   lambda x=x, w=w, dy=dy, rstd=rstd, dx=dx, part=part, rows=rows, wp=wp:
+                   var.rms_bwd_rows(x, w, dy, rstd, dx, part, BLOCK_N=N, ROWS=rows, WARPS=wp))
 
 
 def wide_variant_cases(rms, var, sms):

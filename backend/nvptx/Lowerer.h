@@ -140,6 +140,8 @@ public:
   /// Reductions off the inner-axis fast path (outer axes, non-power-of-two rows).
   Status lowerReduceOther(const ir::Operation& op, TV out, const ReduceAcc& ra);
   void finishReduce(const ir::Operation& op, TV out, const std::vector<llvm::Value*>& acc);
+  /// A reduction's accumulator value in its result dtype.
+  llvm::Value* fromReduceAcc(const ir::Operation& op, llvm::Value* v);
   /// `v` as a tile of `shape` (NumPy broadcast), in that shape's layout.
   TV broadcastTo(const ir::Value* v, const std::vector<int64_t>& shape);
   /// Moves `src` into the layout of `dstShape`; `srcIndex` maps a destination
@@ -149,6 +151,22 @@ public:
   /// Recomputes `v` at the element with multi-index `coords` of `v`'s shape;
   /// null when `v` is not a pure function of its coordinates and uniform values.
   llvm::Value* remat(const ir::Value* v, const std::vector<llvm::Value*>& coords, int depth = 0);
+  /// A reduction's per-row partials left in scratch after its bar.sync: while
+  /// no later scratch use has begun, any thread can fold any row's total from
+  /// them, so a broadcast of the result back along the reduced axis (norms'
+  /// x * rstd[:, None]) is a remat, not a trip through scratch.
+  struct ScratchFold {
+    llvm::Value* buf = nullptr;
+    llvm::Type* accTy = nullptr;
+    ir::DType accDt = ir::DType::F32;
+    std::string kind;
+    int64_t groupsPerRow = 1, rows = 1, bytes = 4, use = -1;
+  };
+  std::unordered_map<const ir::Value*, ScratchFold> scratchFolds;
+  /// The row total `row` (i32) of a recorded fold, in the reduction's result dtype.
+  llvm::Value* foldRow(const ir::Operation& op, const ScratchFold& f, llvm::Value* row);
+  /// One element of a global tensor: loaded when `valid`, else `dflt`.
+  llvm::Value* guardedLoad(const Mem& m, ir::DType dt, llvm::Value* valid, llvm::Value* offset, llvm::Value* dflt);
   llvm::Value* combine(const std::string& kind, ir::DType t, llvm::Value* a, llvm::Value* c);
   llvm::Value* identity(const std::string& kind, ir::DType t);
   llvm::Value* shuffleXor(llvm::Value* v, int offset);

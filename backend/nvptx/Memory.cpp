@@ -241,6 +241,24 @@ static std::vector<llvm::Value*> emitChunked(Lowerer& L, const ChunkPlan& plan, 
   return out;
 }
 
+llvm::Value* Lowerer::guardedLoad(const Mem& m, ir::DType dt, llvm::Value* valid, llvm::Value* offset, llvm::Value* dflt) {
+  llvm::Type* ty = memType(dt);
+  const int64_t bytes = static_cast<int64_t>(mod.getDataLayout().getTypeAllocSize(ty));
+  llvm::BasicBlock* pre = b.GetInsertBlock();
+  llvm::BasicBlock* ld = llvm::BasicBlock::Create(ctx, "ld", kernel);
+  llvm::BasicBlock* done = llvm::BasicBlock::Create(ctx, "ld.done", kernel);
+  b.CreateCondBr(valid ? valid : b.getTrue(), ld, done);
+  b.SetInsertPoint(ld);
+  llvm::Value* v = b.CreateAlignedLoad(ty, b.CreateGEP(ty, m.base, offset), llvm::Align(bytes));
+  if (dt == ir::DType::I1) v = b.CreateICmpNE(v, b.getInt8(0));
+  b.CreateBr(done);
+  b.SetInsertPoint(done);
+  llvm::PHINode* p = b.CreatePHI(v->getType(), 2);
+  p->addIncoming(dflt, pre);
+  p->addIncoming(v, ld);
+  return p;
+}
+
 Status Lowerer::lowerLoad(const ir::Operation& op) {
   auto mit = mems.find(op.operand(0));
   if (mit == mems.end()) return fail(op, "memory operand is not lowered");
@@ -268,19 +286,7 @@ Status Lowerer::lowerLoad(const ir::Operation& op) {
     valid = andAll(valid, elemValid(out.layout, static_cast<int64_t>(r)));
     if (a.mask) valid = andAll(valid, a.mask->regs[a.mask->layout.uniform ? 0 : r]);
     llvm::Value* dflt = a.other ? a.other->regs[a.other->layout.uniform ? 0 : r] : zero();
-    llvm::BasicBlock* pre = b.GetInsertBlock();
-    llvm::BasicBlock* ld = llvm::BasicBlock::Create(ctx, "ld", kernel);
-    llvm::BasicBlock* done = llvm::BasicBlock::Create(ctx, "ld.done", kernel);
-    b.CreateCondBr(valid, ld, done);
-    b.SetInsertPoint(ld);
-    llvm::Value* v = b.CreateAlignedLoad(ty, b.CreateGEP(ty, mem.base, off), llvm::Align(bytes));
-    if (rt.dtype == ir::DType::I1) v = b.CreateICmpNE(v, b.getInt8(0));
-    b.CreateBr(done);
-    b.SetInsertPoint(done);
-    llvm::PHINode* p = b.CreatePHI(v->getType(), 2);
-    p->addIncoming(dflt, pre);
-    p->addIncoming(v, ld);
-    return p;
+    return guardedLoad(mem, rt.dtype, valid, off, dflt);
   };
   if (!vec) {
     for (size_t r = 0; r < out.regs.size(); ++r) out.regs[r] = scalarLoad(r);

@@ -93,15 +93,25 @@ bool Lowerer::foldsAcrossWarps(const ir::Operation& op) {
   return !(f.Tn == f.w && oneRow && layoutOf(op.result()->type().shape).uniform);
 }
 
-void Lowerer::finishReduce(const ir::Operation& op, TV out, const std::vector<llvm::Value*>& acc) {
+llvm::Value* Lowerer::fromReduceAcc(const ir::Operation& op, llvm::Value* v) {
   const ir::DType dt = op.operand(0)->type().dtype, rdt = op.result()->type().dtype;
-  for (size_t r = 0; r < out.regs.size(); ++r) {
-    llvm::Value* v = acc[r];
-    if (ir::isFloat(dt)) v = fromAcc(v, rdt);
-    else if (v->getType() != regType(rdt)) v = b.CreateTrunc(v, regType(rdt));
-    out.regs[r] = v;
-  }
+  if (ir::isFloat(dt)) return fromAcc(v, rdt);
+  return v->getType() != regType(rdt) ? b.CreateTrunc(v, regType(rdt)) : v;
+}
+
+void Lowerer::finishReduce(const ir::Operation& op, TV out, const std::vector<llvm::Value*>& acc) {
+  for (size_t r = 0; r < out.regs.size(); ++r) out.regs[r] = fromReduceAcc(op, acc[r]);
   tiles[op.result()] = out;
+}
+
+llvm::Value* Lowerer::foldRow(const ir::Operation& op, const ScratchFold& f, llvm::Value* row) {
+  llvm::Value* first = b.CreateMul(row, i32(f.groupsPerRow));
+  llvm::Value* s = nullptr;
+  for (int64_t g = 0; g < f.groupsPerRow; ++g) {
+    llvm::Value* x = b.CreateAlignedLoad(f.accTy, b.CreateGEP(f.accTy, f.buf, b.CreateAdd(first, i32(g))), llvm::Align(f.bytes));
+    s = s ? combine(f.kind, f.accDt, s, x) : x;
+  }
+  return s;
 }
 
 Status Lowerer::lowerReduce(const ir::Operation& op) { return lowerReduces({&op}); }
@@ -201,20 +211,23 @@ Status Lowerer::lowerReduces(const std::vector<const ir::Operation*>& ops) {
   }
   barrier();
   for (const Pending& p : pending) {
-    llvm::Value* buf = bufOf(p);
+    ScratchFold f;
+    f.buf = bufOf(p);
+    f.accTy = p.accTy;
+    f.accDt = p.accDt;
+    f.kind = p.kind;
+    f.groupsPerRow = p.groupsPerRow;
+    f.rows = p.out.layout.elems;
+    f.bytes = p.accBytes;
+    f.use = scratchUses;
     std::vector<llvm::Value*> res(p.out.regs.size());
     for (size_t r = 0; r < p.out.regs.size(); ++r) {
       llvm::Value* o = elemIndex(p.out.layout, static_cast<int64_t>(r));  // the row
       if (llvm::Value* valid = elemValid(p.out.layout, static_cast<int64_t>(r))) o = b.CreateSelect(valid, o, i32(0));
-      llvm::Value* first = b.CreateMul(o, i32(p.groupsPerRow));
-      llvm::Value* s = nullptr;
-      for (int64_t g = 0; g < p.groupsPerRow; ++g) {
-        llvm::Value* x = b.CreateAlignedLoad(p.accTy, b.CreateGEP(p.accTy, buf, b.CreateAdd(first, i32(g))), llvm::Align(p.accBytes));
-        s = s ? combine(p.kind, p.accDt, s, x) : x;
-      }
-      res[r] = s;
+      res[r] = foldRow(*p.op, f, o);
     }
     finishReduce(*p.op, p.out, res);
+    if (!p.out.layout.uniform) scratchFolds[p.op->result()] = f;
   }
   return Status::ok();
 }

@@ -81,7 +81,8 @@ llvm::Value* Lowerer::remat(const ir::Value* v, const std::vector<llvm::Value*>&
     }
     case K::Cast: case K::Add: case K::Sub: case K::Mul: case K::Div: case K::Rem: case K::Min:
     case K::Max: case K::And: case K::Or: case K::Xor: case K::Shl: case K::Shr: case K::Cmp:
-    case K::Neg: case K::Not: case K::Abs: case K::Select: {
+    case K::Neg: case K::Not: case K::Abs: case K::Select: case K::Pow: case K::Exp: case K::Exp2: case K::Log:
+    case K::Log2: case K::Sqrt: case K::Rsqrt: case K::Tanh: case K::Erf: case K::Sigmoid: case K::Fma: {
       std::vector<llvm::Value*> in;
       for (ir::Value* o : op->operands()) {
         llvm::Value* x = remat(o, coords, depth + 1);
@@ -89,6 +90,33 @@ llvm::Value* Lowerer::remat(const ir::Value* v, const std::vector<llvm::Value*>&
         in.push_back(x);
       }
       return arith(*op, in);
+    }
+    case K::Reduce: {
+      // Folded again from the partials its bar.sync published (ScratchFold).
+      auto fit = scratchFolds.find(v);
+      if (fit == scratchFolds.end() || fit->second.use != scratchUses) return nullptr;
+      llvm::Value* row = linearize(coords, t.shape);
+      row = b.CreateSelect(b.CreateICmpULT(row, i32(fit->second.rows)), row, i32(0));  // padding lanes
+      return fromReduceAcc(*op, foldRow(*op, fit->second, row));
+    }
+    case K::Load: {
+      // A read-only global tensor is read again at the element (from L1)
+      // rather than moved between threads.
+      if (op->attrs().getBool("mask") || op->attrs().getBool("other")) return nullptr;
+      auto mit = mems.find(op->operand(0));
+      if (mit == mems.end() || mit->second.addrSpace != 1 || written.count(op->operand(0))) return nullptr;
+      const Mem& m = mit->second;
+      llvm::Value* valid = nullptr;
+      llvm::Value* off = i64(0);
+      for (size_t d = 0; d < m.dims.size(); ++d) {
+        const ir::Value* idx = op->operand(static_cast<unsigned>(1 + d));
+        llvm::Value* x = remat(idx, broadcastSource(b, coords, idx->type().shape), depth + 1);
+        if (!x) return nullptr;
+        x = b.CreateSExt(x, b.getInt64Ty());
+        valid = andAll(valid, b.CreateICmpULT(x, m.dims[d]));  // 0 <= x < dim
+        off = b.CreateAdd(off, b.CreateMul(x, m.strides[d]));
+      }
+      return guardedLoad(m, t.dtype, valid, off, llvm::Constant::getNullValue(regType(t.dtype)));
     }
     default: return nullptr;
   }
@@ -104,8 +132,16 @@ TV Lowerer::broadcastTo(const ir::Value* v, const std::vector<int64_t>& shape) {
     out.regs = src.regs;
     return out;
   }
+  // A source constant along the innermost axis (a row's statistic broadcast
+  // over the row) has one value per V-element chunk: recompute it once.
+  const int64_t V = out.layout.vec;
+  const bool perChunk = !shape.empty() && shape.back() % V == 0 && (src.shape.size() < shape.size() || src.shape.back() == 1);
   bool ok = true;
   for (size_t r = 0; ok && r < out.regs.size(); ++r) {
+    if (perChunk && r % static_cast<size_t>(V) != 0) {
+      out.regs[r] = out.regs[r - 1];
+      continue;
+    }
     auto c = coordsOf(elemIndex(out.layout, static_cast<int64_t>(r)), shape);
     out.regs[r] = remat(v, broadcastSource(b, c, src.shape));
     ok = out.regs[r] != nullptr;

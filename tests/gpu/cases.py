@@ -126,6 +126,24 @@ def wide_dit_cases(rng, B, S, H):
             yield base + ({**consts, "BLOCK_H": 4096},)
 
 
+def tile_cases(rng, M, N):
+    """Several rows per CTA as one [ROWS, N] tile (bench/variants.fnk): row
+    statistics broadcast back over their rows by remat (folded again from the
+    reduction's scratch, per-row values read again), M not a multiple of ROWS."""
+    x = rng.standard_normal((M, N))
+    w = rng.standard_normal(N)
+    dy = rng.standard_normal((M, N))
+    row = {"BLOCK_N": max(256, 1 << (N - 1).bit_length()), "ROWS": 2, "WARPS": 4}
+    yield ("bench/variants.fnk", "rms_bwd_rows", {"x": x, "w": w, "dy": dy, "rstd": _rstd(x)},
+           ["dx", "dw_partial"], {}, {"P": 3}, row)
+    B, S = 2, M
+    xd = rng.standard_normal((B, S, N))
+    yield ("bench/variants.fnk", "dit_fwd_tile",
+           {"x": xd, "w": w, "b": rng.standard_normal(N), "scale": 0.1 * rng.standard_normal((B, N)),
+            "shift": rng.standard_normal((B, N))}, ["y", "mean", "rstd"], {"eps": 1e-5}, {},
+           {"BLOCK_H": row["BLOCK_N"], "ROWS": 4, "WARPS": 4})
+
+
 def all_cases(quick=False):
     rng = np.random.default_rng(1234)
     Ns = [1000, 4096] if quick else [1, 7, 1000, 4096, 8192]
@@ -143,6 +161,9 @@ def all_cases(quick=False):
             for M in ([3] if quick else [1, 5]):
                 for c in wide_cases(rng, M, N):
                     yield (T, f"wide M={M} N={N}") + c
+        for (M, N) in ([(7, 1000)] if quick else [(7, 1000), (5, 8192), (9, 64)]):
+            for c in tile_cases(rng, M, N):
+                yield (T, f"tile M={M} N={N}") + c
         if not quick:
             for (B, S, H) in [(2, 9, 1000), (1, 5, 4096)]:
                 for c in wide_dit_cases(rng, B, S, H):
