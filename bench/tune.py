@@ -213,7 +213,7 @@ def tile_variant_cases(rms, dit, var, sms):
         yield ("DiT fwd 56x1024x1024", f"tile ROWS={rows} WARPS={wp}", 2 * B * S * H * 2,
                lambda rows=rows, wp=wp: var.dit_fwd_tile(xd, wd, bd, sc, sh, yd, md, rd, eps=1e-6, ROWS=rows, WARPS=wp))
     del xd, yd, ref_d
-    for M, N in ((2048, 8192), (65536, 1024)):
+    for M, N in ((2048, 8192), (65536, 1024), (131072, 512), (32768, 2048), (16384, 4096)):
         x, w = torch.randn(M, N, device=DEV, dtype=bf), torch.randn(N, device=DEV, dtype=bf)
         dy, dx = torch.randn_like(x), torch.empty_like(x)
         rstd = torch.rsqrt(x.float().pow(2).mean(1) + 1e-6)
@@ -228,7 +228,9 @@ def tile_variant_cases(rms, dit, var, sms):
         yield (wl, f"stdlib WARPS={std_warps} P={sms}", nbytes,
                lambda x=x, w=w, dy=dy, rstd=rstd, dx=dx, part=part, wp=std_warps:
                rms.rmsnorm_bwd(x, w, dy, rstd, dx, part, BLOCK_N=N, WARPS=wp))
-        configs = ((2, 16, sms), (2, 16, sms // 2), (2, 8, sms)) if N >= 4096 else ((4, 8, sms), (8, 8, sms), (8, 4, sms), (16, 8, sms))
+        configs = {8192: ((2, 16, sms), (2, 8, sms)), 4096: ((2, 16, sms), (4, 16, sms), (2, 8, sms)),
+                   2048: ((4, 8, sms), (8, 8, sms), (4, 16, sms)), 1024: ((4, 8, sms), (8, 8, sms), (16, 8, sms)),
+                   512: ((8, 4, sms), (16, 8, sms), (16, 4, sms))}[N]
         for rows, wp, p in configs:
             part = torch.empty(p, N, device=DEV)
             yield (wl, f"rows ROWS={rows} WARPS={wp} P={p}", nbytes,

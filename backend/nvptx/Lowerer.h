@@ -13,6 +13,7 @@
 // recomputed at any element instead of moved ("remat").
 #pragma once
 #include <functional>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
@@ -151,6 +152,16 @@ public:
   /// Recomputes `v` at the element with multi-index `coords` of `v`'s shape;
   /// null when `v` is not a pure function of its coordinates and uniform values.
   llvm::Value* remat(const ir::Value* v, const std::vector<llvm::Value*>& coords, int depth = 0);
+  /// `v` broadcast to `shape`, each element recomputed by remat (once per
+  /// V-element chunk when `perChunk`: the value is constant along the
+  /// innermost axis); nullopt when some element cannot be.
+  std::optional<TV> rematElems(const ir::Value* v, const std::vector<int64_t>& shape, bool perChunk);
+  /// `v` broadcast to `shape`, recomputed op by op at that shape (loads of
+  /// read-only tensors issued again as tiles of it); nullopt when it cannot be.
+  std::optional<TV> rematTile(const ir::Value* v, const std::vector<int64_t>& shape, int depth = 0);
+  bool rematLoads_ = false;  // remat may read a tensor again (rematElems with perChunk)
+  /// A load of `op`'s tensor at `shape` (its index operands broadcast to it).
+  TV loadAt(const ir::Operation& op, const std::vector<int64_t>& shape);
   /// A reduction's per-row partials left in scratch after its bar.sync: while
   /// no later scratch use has begun, any thread can fold any row's total from
   /// them, so a broadcast of the result back along the reduced axis (norms'

@@ -260,10 +260,14 @@ llvm::Value* Lowerer::guardedLoad(const Mem& m, ir::DType dt, llvm::Value* valid
 }
 
 Status Lowerer::lowerLoad(const ir::Operation& op) {
-  auto mit = mems.find(op.operand(0));
-  if (mit == mems.end()) return fail(op, "memory operand is not lowered");
-  const Mem& mem = mit->second;
-  const ir::Type& rt = op.result()->type();
+  if (mems.find(op.operand(0)) == mems.end()) return fail(op, "memory operand is not lowered");
+  tiles[op.result()] = loadAt(op, op.result()->type().shape);
+  return Status::ok();
+}
+
+TV Lowerer::loadAt(const ir::Operation& op, const std::vector<int64_t>& shape) {
+  const Mem& mem = mems.at(op.operand(0));
+  const ir::Type rt = ir::Type::tile(op.result()->type().dtype, shape);
   const size_t rank = mem.dims.size();
   const bool hasMask = op.attrs().getBool("mask"), hasOther = op.attrs().getBool("other");
   Access a;
@@ -320,8 +324,7 @@ Status Lowerer::lowerLoad(const ir::Operation& op) {
       out.regs[r] = b.CreateExtractElement(vecs[r / static_cast<size_t>(plan.perPiece)],
                                            static_cast<uint64_t>(r % static_cast<size_t>(plan.perPiece)));
   }
-  tiles[op.result()] = out;
-  return Status::ok();
+  return out;
 }
 
 Status Lowerer::lowerStore(const ir::Operation& op) {

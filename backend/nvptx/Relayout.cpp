@@ -5,6 +5,8 @@
 // element is needed; anything else goes through the shared scratch buffer:
 // bar.sync, every thread writes its held elements at their row-major index,
 // bar.sync, every thread reads the elements its new layout holds.
+#include <optional>
+
 #include "backend/nvptx/Lowerer.h"
 
 namespace fnk::nvptx::detail {
@@ -101,8 +103,9 @@ llvm::Value* Lowerer::remat(const ir::Value* v, const std::vector<llvm::Value*>&
     }
     case K::Load: {
       // A read-only global tensor is read again at the element (from L1)
-      // rather than moved between threads.
-      if (op->attrs().getBool("mask") || op->attrs().getBool("other")) return nullptr;
+      // rather than moved between threads: for values constant along the
+      // innermost axis only (one scalar load per chunk; a row's rstd, say).
+      if (!rematLoads_ || op->attrs().getBool("mask") || op->attrs().getBool("other")) return nullptr;
       auto mit = mems.find(op->operand(0));
       if (mit == mems.end() || mit->second.addrSpace != 1 || written.count(op->operand(0))) return nullptr;
       const Mem& m = mit->second;
@@ -122,6 +125,73 @@ llvm::Value* Lowerer::remat(const ir::Value* v, const std::vector<llvm::Value*>&
   }
 }
 
+std::optional<TV> Lowerer::rematElems(const ir::Value* v, const std::vector<int64_t>& shape, bool perChunk) {
+  const TV& src = tile(v);
+  TV out;
+  reshaped(*this, src, shape, out);
+  const size_t V = static_cast<size_t>(out.layout.vec);
+  rematLoads_ = perChunk;
+  bool ok = true;
+  for (size_t r = 0; ok && r < out.regs.size(); ++r) {
+    if (perChunk && r % V != 0) {
+      out.regs[r] = out.regs[r - 1];
+      continue;
+    }
+    auto c = coordsOf(elemIndex(out.layout, static_cast<int64_t>(r)), shape);
+    out.regs[r] = remat(v, broadcastSource(b, c, src.shape));
+    ok = out.regs[r] != nullptr;
+  }
+  rematLoads_ = false;
+  if (!ok) return std::nullopt;
+  return out;
+}
+
+std::optional<TV> Lowerer::rematTile(const ir::Value* v, const std::vector<int64_t>& shape, int depth) {
+  auto it = tiles.find(v);
+  if (it != tiles.end() && (it->second.layout.uniform || it->second.shape == shape)) {
+    TV out;
+    if (reshaped(*this, it->second, shape, out)) return out;
+    return it->second;
+  }
+  const ir::Operation* op = v->definingOp();
+  if (!op || depth > 12) return std::nullopt;
+  using K = ir::OpKind;
+  switch (op->kind()) {
+    case K::Load: {
+      auto mit = mems.find(op->operand(0));
+      if (mit == mems.end() || mit->second.addrSpace != 1 || written.count(op->operand(0))) return std::nullopt;
+      return loadAt(*op, shape);
+    }
+    case K::Broadcast:
+      return rematTile(op->operand(0), shape, depth + 1);
+    case K::ExpandDims:  // a leading 1 changes nothing under broadcasting's innermost alignment
+      if (op->attrs().getInt("axis") != 0) return rematElems(v, shape, false);
+      return rematTile(op->operand(0), shape, depth + 1);
+    case K::Cast: case K::Add: case K::Sub: case K::Mul: case K::Div: case K::Rem: case K::Min:
+    case K::Max: case K::And: case K::Or: case K::Xor: case K::Shl: case K::Shr: case K::Cmp:
+    case K::Neg: case K::Not: case K::Abs: case K::Select: case K::Pow: case K::Exp: case K::Exp2: case K::Log:
+    case K::Log2: case K::Sqrt: case K::Rsqrt: case K::Tanh: case K::Erf: case K::Sigmoid: case K::Fma: {
+      std::vector<TV> ins;
+      for (ir::Value* o : op->operands()) {
+        std::optional<TV> t = rematTile(o, shape, depth + 1);
+        if (!t) return std::nullopt;
+        ins.push_back(std::move(*t));
+      }
+      TV out;
+      reshaped(*this, ins[0], shape, out);
+      out.dtype = op->result()->type().dtype;
+      std::vector<llvm::Value*> in(ins.size());
+      for (size_t r = 0; r < out.regs.size(); ++r) {
+        for (size_t i = 0; i < ins.size(); ++i) in[i] = ins[i].regs[ins[i].layout.uniform ? 0 : r];
+        out.regs[r] = arith(*op, in);
+      }
+      return out;
+    }
+    default:
+      return rematElems(v, shape, false);
+  }
+}
+
 TV Lowerer::broadcastTo(const ir::Value* v, const std::vector<int64_t>& shape) {
   const TV& src = tile(v);
   if (src.shape == shape) return src;
@@ -133,20 +203,14 @@ TV Lowerer::broadcastTo(const ir::Value* v, const std::vector<int64_t>& shape) {
     return out;
   }
   // A source constant along the innermost axis (a row's statistic broadcast
-  // over the row) has one value per V-element chunk: recompute it once.
+  // over the row) has one value per V-element chunk: recompute it once per
+  // chunk, element-wise. One that varies along it (w[None, :] over rows) is
+  // recomputed op by op at the new shape, its loads issued again as tiles.
   const int64_t V = out.layout.vec;
-  const bool perChunk = !shape.empty() && shape.back() % V == 0 && (src.shape.size() < shape.size() || src.shape.back() == 1);
-  bool ok = true;
-  for (size_t r = 0; ok && r < out.regs.size(); ++r) {
-    if (perChunk && r % static_cast<size_t>(V) != 0) {
-      out.regs[r] = out.regs[r - 1];
-      continue;
-    }
-    auto c = coordsOf(elemIndex(out.layout, static_cast<int64_t>(r)), shape);
-    out.regs[r] = remat(v, broadcastSource(b, c, src.shape));
-    ok = out.regs[r] != nullptr;
-  }
-  if (ok) return out;
+  const bool perChunk = !src.shape.empty() && src.shape.back() == 1 && shape.back() % V == 0;
+  if (!perChunk)
+    if (std::optional<TV> t = rematTile(v, shape)) return *t;
+  if (std::optional<TV> t = rematElems(v, shape, perChunk)) return *t;
   const std::vector<int64_t> srcShape = src.shape;
   return relayout(src, shape, [&](llvm::Value* e) { return linearize(broadcastSource(b, coordsOf(e, shape), srcShape), srcShape); });
 }

@@ -81,7 +81,7 @@ Status buildModule(const ir::Function& fn, const TargetOptions& opts, llvm::LLVM
 }  // namespace
 
 std::string loweringKey() {
-  std::string k = "nvptx-v1.9";  // bump with every change to the lowering
+  std::string k = "nvptx-v1.10";  // bump with every change to the lowering
   for (const char* name : {"FNK_NO_PREFETCH", "FNK_PREFETCH_MAX_THREADS", "FNK_NO_HOIST", "FNK_NO_MINCTAS",
                            "FNK_SCRATCH_BARRIERS", "FNK_MINCTAS", "FNK_UNROLL", "FNK_NO_CONTRACT",
                            "FNK_NO_SIBLING_REDUCE", "FNK_PREFETCH_MIN_CHUNKS"}) {
