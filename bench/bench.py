@@ -109,8 +109,9 @@ class _Dit(torch.autograd.Function):
         x, w, b, scale, mean, rstd = ctx.saved_tensors
         m = _Dit.mod
         B, S, H = x.shape
-        # CTAs per batch: tune.py --variants: SB=8 and 16 give 214 us (main + reduce), 32 gives 231.
-        sb = max(1, min(S, (8 * torch.cuda.get_device_properties(0).multi_processor_count) // B))
+        # CTAs per batch: tune.py --variants (backend v3) at 56x1024x1024: SB=8 131 + 15 us (main +
+        # reduce), 16: 134 + 27, 32: 127 + 48; so about 4 CTAs per SM in all.
+        sb = max(1, min(S, (4 * torch.cuda.get_device_properties(0).multi_processor_count) // B))
         dx = torch.empty_like(x)
         parts = [torch.empty(B, sb, H, device=DEV, dtype=torch.float32) for _ in range(4)]
         m.dit_modulate_bwd(x, w, b, scale, dy.contiguous(), mean, rstd, dx, *parts, BLOCK_H=fnt._block(H))

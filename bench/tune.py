@@ -228,14 +228,13 @@ def tile_variant_cases(rms, dit, var, sms):
         yield (wl, f"stdlib WARPS={std_warps} P={sms}", nbytes,
                lambda x=x, w=w, dy=dy, rstd=rstd, dx=dx, part=part, wp=std_warps:
                rms.rmsnorm_bwd(x, w, dy, rstd, dx, part, BLOCK_N=N, WARPS=wp))
-        configs = {8192: ((2, 16, sms), (2, 8, sms)), 4096: ((2, 16, sms), (4, 16, sms), (2, 8, sms)),
-                   2048: ((4, 8, sms), (8, 8, sms), (4, 16, sms)), 1024: ((4, 8, sms), (8, 8, sms), (16, 8, sms)),
-                   512: ((8, 4, sms), (16, 8, sms), (16, 4, sms))}[N]
+        configs = {8192: ((2, 16, sms),), 4096: ((2, 16, sms),), 2048: ((4, 8, sms), (8, 8, sms)),
+                   1024: ((8, 8, sms), (16, 8, sms)), 512: ((16, 8, sms), (32, 8, sms))}[N]
         for rows, wp, p in configs:
             part = torch.empty(p, N, device=DEV)
             yield (wl, f"rows ROWS={rows} WARPS={wp} P={p}", nbytes,
                    lambda x=x, w=w, dy=dy, rstd=rstd, dx=dx, part=part, rows=rows, wp=wp:
-                   var.rms_bwd_rows(x, w, dy, rstd, dx, part, BLOCK_N=N, ROWS=rows, WARPS=wp))
+                   rms.rmsnorm_bwd_rows(x, w, dy, rstd, dx, part, BLOCK_N=N, ROWS=rows, WARPS=wp))
 
 
 def wide_variant_cases(rms, var, sms):

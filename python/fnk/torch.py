@@ -119,7 +119,13 @@ class _RMSNorm(torch.autograd.Function):
         dy2 = dy.contiguous().view(m, n).to(x2.dtype)
         dx = torch.empty_like(x2)
         mod = _module("rmsnorm")
-        if n <= 8192:
+        if n <= 1024:
+            # Short rows, several per step (bench/tune.py: 131072x512 190 us
+            # against 550 one row at a time, 65536x1024 159-192 against 301-312).
+            partial = torch.empty(_partials(m, x2.device), n, device=x2.device, dtype=torch.float32)
+            mod.rmsnorm_bwd_rows(x2, w, dy2, rstd, dx, partial, BLOCK_N=_block(n), ROWS=min(16, 8192 // _block(n)),
+                                 WARPS=8, T=_dtype(x2))
+        elif n <= 8192:
             partial = torch.empty(_partials(m, x2.device), n, device=x2.device, dtype=torch.float32)
             mod.rmsnorm_bwd(x2, w, dy2, rstd, dx, partial, BLOCK_N=_block(n), WARPS=_bwd_warps(n), T=_dtype(x2))
         else:

@@ -127,14 +127,15 @@ def wide_dit_cases(rng, B, S, H):
 
 
 def tile_cases(rng, M, N):
-    """Several rows per CTA as one [ROWS, N] tile (bench/variants.fnk): row
+    """Several rows per CTA as one [ROWS, N] tile (rmsnorm_bwd_rows, and
+    dit_fwd_tile in bench/variants.fnk): row
     statistics broadcast back over their rows by remat (folded again from the
     reduction's scratch, per-row values read again), M not a multiple of ROWS."""
     x = rng.standard_normal((M, N))
     w = rng.standard_normal(N)
     dy = rng.standard_normal((M, N))
     row = {"BLOCK_N": max(256, 1 << (N - 1).bit_length()), "ROWS": 2, "WARPS": 4}
-    yield ("bench/variants.fnk", "rms_bwd_rows", {"x": x, "w": w, "dy": dy, "rstd": _rstd(x)},
+    yield ("stdlib/norm/rmsnorm.fnk", "rmsnorm_bwd_rows", {"x": x, "w": w, "dy": dy, "rstd": _rstd(x)},
            ["dx", "dw_partial"], {}, {"P": 3}, row)
     B, S = 2, M
     xd = rng.standard_normal((B, S, N))

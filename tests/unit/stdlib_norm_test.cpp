@@ -286,10 +286,10 @@ TEST_P(NormTest, RmsnormFwdRow) {
   checkRmsnormFwd(c, "rmsnorm_fwd_row", block, seedFor(11, c));
 }
 
-TEST_P(NormTest, RmsnormBwd) {
-  const NormCase c = GetParam();
-  uint32_t seed = seedFor(2, c);
-  SCOPED_TRACE("seed " + std::to_string(seed));
+// One RMSNorm backward kernel (dx and dw partials), then rmsnorm_bwd_dw,
+// against the float64 reference.
+void checkRmsnormBwd(const NormCase& c, const char* kernel, const ConstOverrides& k, uint32_t seed) {
+  SCOPED_TRACE(std::string(kernel) + " seed " + std::to_string(seed));
   std::mt19937 rng(seed);
   const int64_t M = c.M, N = c.N, rows = c.rows > 0 ? c.rows : 4, P = cdiv(M, rows);
   HostArray x = randomArray(rng, c.T, {M, N}), w = randomArray(rng, c.T, {N}, 0.5, 1.5);
@@ -298,8 +298,7 @@ TEST_P(NormTest, RmsnormBwd) {
   HostArray rstd = makeArray(DType::F32, {M});
   for (int64_t i = 0; i < M; ++i) rstd.data[i] = toF32(rmsRstd(&x.data[i * N], N, 1e-6));
   HostArray dx = makeArray(c.T, {M, N}), partial = makeArray(DType::F32, {P, N}), dw = makeArray(c.T, {N});
-  const Compiled& bwd =
-      compile("stdlib/norm/rmsnorm.fnk", "rmsnorm_bwd", consts(c.T, {{"BLOCK_N", c.blockN}}));
+  const Compiled& bwd = compile("stdlib/norm/rmsnorm.fnk", kernel, k);
   ASSERT_TRUE(runKernel(bwd, {{"x", &x}, {"w", &w}, {"dy", &dy}, {"rstd", &rstd}, {"dx", &dx}, {"dw_partial", &partial}}));
   const Compiled& red = compile("stdlib/norm/rmsnorm.fnk", "rmsnorm_bwd_dw", consts(c.T, {}));
   ASSERT_TRUE(runKernel(red, {{"partial", &partial}, {"dw", &dw}}));
@@ -322,6 +321,19 @@ TEST_P(NormTest, RmsnormBwd) {
   }
   EXPECT_TRUE(near("dx", dx, dxRef, c.T, dxMag));
   EXPECT_TRUE(near("dw", dw, dwRef, c.T, dwMag));
+}
+
+TEST_P(NormTest, RmsnormBwd) {
+  const NormCase c = GetParam();
+  checkRmsnormBwd(c, "rmsnorm_bwd", consts(c.T, {{"BLOCK_N", c.blockN}}), seedFor(2, c));
+}
+
+// Several rows per step ([ROWS, BLOCK_N] tiles), ROWS not dividing M.
+TEST_P(NormTest, RmsnormBwdRows) {
+  const NormCase c = GetParam();
+  int64_t block = 1;
+  while (block < c.N) block *= 2;
+  checkRmsnormBwd(c, "rmsnorm_bwd_rows", consts(c.T, {{"BLOCK_N", static_cast<int>(block)}, {"ROWS", 2}}), seedFor(13, c));
 }
 
 // One LayerNorm forward kernel against the float64 reference; the values sit
