@@ -446,8 +446,6 @@ Status Lowerer::lowerWithSiblings(const ir::Block& blk, const ir::Operation& fir
   return lowerReduces(group);
 }
 
-
-
 Status Lowerer::lowerBlock(const ir::Block& blk, std::vector<TV>* yielded) {
   const ir::Block* outer = curBlock;
   curBlock = &blk;
@@ -619,8 +617,8 @@ Status Lowerer::lowerFor(const ir::Operation& op) {
     if (ok && usesIv) pf.push_back(bop.get());
   }
   // Only when what stays live across the loop fits in half the register cap
-  // (65536 / T, at most 255): the loop-carried tiles, the wide tiles from outside that the
-  // body reads (w), and the prefetched values themselves, counted in 32-bit
+  // (65536 / T, at most 255): the loop-carried tiles, the wide tiles from
+  // outside that the body reads (w), and the prefetched values, counted in 32-bit
   // registers (bf16 packed two to one). E.g. rmsnorm_bwd 8192: dw 32 + w 32 +
   // x, dy 32 + rstd 1 = 97 <= 127 at 8 warps (246 registers, no spill), 16 + 16
   // + 17 = 49 <= 64 at 16 warps (121); layernorm_bwd carries dw and db and

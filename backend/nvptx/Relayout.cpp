@@ -13,6 +13,21 @@ namespace fnk::nvptx::detail {
 
 namespace {
 
+/// The elementwise ops and casts: pure, one result element from the operands'
+/// elements at the same index, so recomputable anywhere (arith()).
+bool isArith(ir::OpKind k) {
+  using K = ir::OpKind;
+  switch (k) {
+    case K::Cast: case K::Add: case K::Sub: case K::Mul: case K::Div: case K::Rem: case K::Min:
+    case K::Max: case K::And: case K::Or: case K::Xor: case K::Shl: case K::Shr: case K::Cmp:
+    case K::Neg: case K::Not: case K::Abs: case K::Select: case K::Pow: case K::Exp: case K::Exp2: case K::Log:
+    case K::Log2: case K::Sqrt: case K::Rsqrt: case K::Tanh: case K::Erf: case K::Sigmoid: case K::Fma:
+      return true;
+    default:
+      return false;
+  }
+}
+
 /// Maps the multi-index `dst` of a broadcast result to the source multi-index.
 std::vector<llvm::Value*> broadcastSource(llvm::IRBuilder<>& b, const std::vector<llvm::Value*>& dst,
                                           const std::vector<int64_t>& srcShape) {
@@ -67,6 +82,15 @@ llvm::Value* Lowerer::remat(const ir::Value* v, const std::vector<llvm::Value*>&
   if (it != tiles.end() && it->second.layout.uniform) return it->second.regs[0];
   const ir::Operation* op = v->definingOp();
   if (!op || depth > 12) return nullptr;
+  if (isArith(op->kind())) {
+    std::vector<llvm::Value*> in;
+    for (ir::Value* o : op->operands()) {
+      llvm::Value* x = remat(o, coords, depth + 1);
+      if (!x) return nullptr;
+      in.push_back(x);
+    }
+    return arith(*op, in);
+  }
   using K = ir::OpKind;
   switch (op->kind()) {
     case K::Constant: return it != tiles.end() ? it->second.regs[0] : nullptr;
@@ -80,18 +104,6 @@ llvm::Value* Lowerer::remat(const ir::Value* v, const std::vector<llvm::Value*>&
       std::vector<llvm::Value*> src = coords;
       src.erase(src.begin() + op->attrs().getInt("axis"));
       return remat(op->operand(0), src, depth + 1);
-    }
-    case K::Cast: case K::Add: case K::Sub: case K::Mul: case K::Div: case K::Rem: case K::Min:
-    case K::Max: case K::And: case K::Or: case K::Xor: case K::Shl: case K::Shr: case K::Cmp:
-    case K::Neg: case K::Not: case K::Abs: case K::Select: case K::Pow: case K::Exp: case K::Exp2: case K::Log:
-    case K::Log2: case K::Sqrt: case K::Rsqrt: case K::Tanh: case K::Erf: case K::Sigmoid: case K::Fma: {
-      std::vector<llvm::Value*> in;
-      for (ir::Value* o : op->operands()) {
-        llvm::Value* x = remat(o, coords, depth + 1);
-        if (!x) return nullptr;
-        in.push_back(x);
-      }
-      return arith(*op, in);
     }
     case K::Reduce: {
       // Folded again from the partials its bar.sync published (ScratchFold).
@@ -167,10 +179,8 @@ std::optional<TV> Lowerer::rematTile(const ir::Value* v, const std::vector<int64
     case K::ExpandDims:  // a leading 1 changes nothing under broadcasting's innermost alignment
       if (op->attrs().getInt("axis") != 0) return rematElems(v, shape, false);
       return rematTile(op->operand(0), shape, depth + 1);
-    case K::Cast: case K::Add: case K::Sub: case K::Mul: case K::Div: case K::Rem: case K::Min:
-    case K::Max: case K::And: case K::Or: case K::Xor: case K::Shl: case K::Shr: case K::Cmp:
-    case K::Neg: case K::Not: case K::Abs: case K::Select: case K::Pow: case K::Exp: case K::Exp2: case K::Log:
-    case K::Log2: case K::Sqrt: case K::Rsqrt: case K::Tanh: case K::Erf: case K::Sigmoid: case K::Fma: {
+    default: {
+      if (!isArith(op->kind())) return rematElems(v, shape, false);
       std::vector<TV> ins;
       for (ir::Value* o : op->operands()) {
         std::optional<TV> t = rematTile(o, shape, depth + 1);
@@ -187,8 +197,6 @@ std::optional<TV> Lowerer::rematTile(const ir::Value* v, const std::vector<int64
       }
       return out;
     }
-    default:
-      return rematElems(v, shape, false);
   }
 }
 
