@@ -89,10 +89,7 @@ public:
 private:
   static std::string quote(antlr4::Token* tok) {
     if (!tok || tok->getType() == antlr4::Token::EOF) return "end of file";
-    std::string q = "'";  // (appended, not "'" + text: GCC 12 warns falsely on "lit" + std::string&&)
-    q += tok->getText();
-    q += '\'';
-    return q;
+    return "'" + tok->getText() + "'";
   }
   /// "{'(', ')'}" or "';'" → "'(' or ')'"; empty when the set is too long to help.
   static std::string expectation(std::string set) {
