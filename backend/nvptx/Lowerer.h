@@ -175,7 +175,7 @@ public:
   };
   std::unordered_map<const ir::Value*, ScratchFold> scratchFolds;
   /// The row total `row` (i32) of a recorded fold, in the reduction's result dtype.
-  llvm::Value* foldRow(const ir::Operation& op, const ScratchFold& f, llvm::Value* row);
+  llvm::Value* foldRow(const ScratchFold& f, llvm::Value* row);
   /// One element of a global tensor: loaded when `valid`, else `dflt`.
   llvm::Value* guardedLoad(const Mem& m, ir::DType dt, llvm::Value* valid, llvm::Value* offset, llvm::Value* dflt);
   llvm::Value* combine(const std::string& kind, ir::DType t, llvm::Value* a, llvm::Value* c);

@@ -104,7 +104,7 @@ void Lowerer::finishReduce(const ir::Operation& op, TV out, const std::vector<ll
   tiles[op.result()] = out;
 }
 
-llvm::Value* Lowerer::foldRow(const ir::Operation& op, const ScratchFold& f, llvm::Value* row) {
+llvm::Value* Lowerer::foldRow(const ScratchFold& f, llvm::Value* row) {
   llvm::Value* first = b.CreateMul(row, i32(f.groupsPerRow));
   llvm::Value* s = nullptr;
   for (int64_t g = 0; g < f.groupsPerRow; ++g) {
@@ -123,10 +123,8 @@ Status Lowerer::lowerReduces(const std::vector<const ir::Operation*>& ops) {
     const ir::Operation* op;
     TV out;
     std::vector<llvm::Value*> q;  // one value per (row, w-lane group) of this thread
-    llvm::Type* accTy;
-    ir::DType accDt;
-    std::string kind;
-    int64_t accBytes, w, Tn, groupsPerRow, offset = 0;
+    int64_t w, Tn, offset;        // offset: bytes into the shared scratch
+    ScratchFold fold;             // what the scratch will hold (buf and use set below)
   };
   std::vector<Pending> pending;
   for (const ir::Operation* opp : ops) {
@@ -182,8 +180,14 @@ Status Lowerer::lowerReduces(const std::vector<const ir::Operation*>& ops) {
       finishReduce(op, out, {q[0]});
       continue;
     }
-    const int64_t groupsPerRow = P > Tn ? Tn / 32 : P / w;
-    pending.push_back({&op, out, std::move(q), accTy, accDt, kind, accBytes, w, Tn, groupsPerRow});
+    ScratchFold fold;
+    fold.accTy = accTy;
+    fold.accDt = accDt;
+    fold.kind = kind;
+    fold.groupsPerRow = P > Tn ? Tn / 32 : P / w;
+    fold.rows = out.layout.elems;
+    fold.bytes = accBytes;
+    pending.push_back({&op, out, std::move(q), w, Tn, 0, fold});
   }
   if (pending.empty()) return Status::ok();
 
@@ -192,42 +196,35 @@ Status Lowerer::lowerReduces(const std::vector<const ir::Operation*>& ops) {
   // row's groups.
   int64_t bytes = 0;
   for (Pending& p : pending) {
-    bytes = (bytes + p.accBytes - 1) / p.accBytes * p.accBytes;
+    bytes = (bytes + p.fold.bytes - 1) / p.fold.bytes * p.fold.bytes;
     p.offset = bytes;
-    bytes += static_cast<int64_t>(p.q.size()) * (p.Tn / p.w) * p.accBytes;
+    bytes += static_cast<int64_t>(p.q.size()) * (p.Tn / p.w) * p.fold.bytes;
   }
   llvm::Value* scratchBuf = scratchBegin(bytes);
-  auto bufOf = [&](const Pending& p) {
-    return p.offset ? b.CreateConstGEP1_64(b.getInt8Ty(), scratchBuf, static_cast<uint64_t>(p.offset)) : scratchBuf;
-  };
+  for (Pending& p : pending) {
+    p.fold.buf = p.offset ? b.CreateConstGEP1_64(b.getInt8Ty(), scratchBuf, static_cast<uint64_t>(p.offset)) : scratchBuf;
+    p.fold.use = scratchUses;
+  }
   for (const Pending& p : pending) {
-    llvm::Value* buf = bufOf(p);
     llvm::Value* lane0 = p.w > 1 ? b.CreateICmpEQ(b.CreateAnd(tid, i32(p.w - 1)), i32(0)) : nullptr;
     for (size_t j = 0; j < p.q.size(); ++j) {
       // group slot: (j * T + tid) / w, both for P <= T (j = chunk) and P > T (j = row, w = 32)
       llvm::Value* slot = b.CreateAdd(i32(static_cast<int64_t>(j) * (p.Tn / p.w)), b.CreateUDiv(tid, i32(p.w)));
-      emitIf(lane0, [&] { b.CreateAlignedStore(p.q[j], b.CreateGEP(p.accTy, buf, slot), llvm::Align(p.accBytes)); });
+      emitIf(lane0, [&] {
+        b.CreateAlignedStore(p.q[j], b.CreateGEP(p.fold.accTy, p.fold.buf, slot), llvm::Align(p.fold.bytes));
+      });
     }
   }
   barrier();
   for (const Pending& p : pending) {
-    ScratchFold f;
-    f.buf = bufOf(p);
-    f.accTy = p.accTy;
-    f.accDt = p.accDt;
-    f.kind = p.kind;
-    f.groupsPerRow = p.groupsPerRow;
-    f.rows = p.out.layout.elems;
-    f.bytes = p.accBytes;
-    f.use = scratchUses;
     std::vector<llvm::Value*> res(p.out.regs.size());
     for (size_t r = 0; r < p.out.regs.size(); ++r) {
       llvm::Value* o = elemIndex(p.out.layout, static_cast<int64_t>(r));  // the row
       if (llvm::Value* valid = elemValid(p.out.layout, static_cast<int64_t>(r))) o = b.CreateSelect(valid, o, i32(0));
-      res[r] = foldRow(*p.op, f, o);
+      res[r] = foldRow(p.fold, o);
     }
     finishReduce(*p.op, p.out, res);
-    if (!p.out.layout.uniform) scratchFolds[p.op->result()] = f;
+    if (!p.out.layout.uniform) scratchFolds[p.op->result()] = p.fold;
   }
   return Status::ok();
 }

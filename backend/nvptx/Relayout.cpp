@@ -111,7 +111,7 @@ llvm::Value* Lowerer::remat(const ir::Value* v, const std::vector<llvm::Value*>&
       if (fit == scratchFolds.end() || fit->second.use != scratchUses) return nullptr;
       llvm::Value* row = linearize(coords, t.shape);
       row = b.CreateSelect(b.CreateICmpULT(row, i32(fit->second.rows)), row, i32(0));  // padding lanes
-      return fromReduceAcc(*op, foldRow(*op, fit->second, row));
+      return fromReduceAcc(*op, foldRow(fit->second, row));
     }
     case K::Load: {
       // A read-only global tensor is read again at the element (from L1)
