@@ -226,15 +226,15 @@ def tile_variant_cases(rms, dit, var, sms):
         std_warps = 16 if N >= 4096 else 8
         part = torch.empty(sms, N, device=DEV)
         yield (wl, f"stdlib WARPS={std_warps} P={sms}", nbytes,
-               lambda x=x, w=w, dy=dy, rstd=rstd, dx=dx, part=part, wp=std_warps:
-               rms.rmsnorm_bwd(x, w, dy, rstd, dx, part, BLOCK_N=N, WARPS=wp))
+               lambda x=x, w=w, dy=dy, rstd=rstd, dx=dx, part=part, wp=std_warps, n=N:
+               rms.rmsnorm_bwd(x, w, dy, rstd, dx, part, BLOCK_N=n, WARPS=wp))
         configs = {8192: ((2, 16, sms),), 4096: ((2, 16, sms),), 2048: ((4, 8, sms), (8, 8, sms)),
                    1024: ((8, 8, sms), (16, 8, sms)), 512: ((16, 8, sms), (32, 8, sms))}[N]
         for rows, wp, p in configs:
             part = torch.empty(p, N, device=DEV)
             yield (wl, f"rows ROWS={rows} WARPS={wp} P={p}", nbytes,
-                   lambda x=x, w=w, dy=dy, rstd=rstd, dx=dx, part=part, rows=rows, wp=wp:
-                   rms.rmsnorm_bwd_rows(x, w, dy, rstd, dx, part, BLOCK_N=N, ROWS=rows, WARPS=wp))
+                   lambda x=x, w=w, dy=dy, rstd=rstd, dx=dx, part=part, rows=rows, wp=wp, n=N:
+                   rms.rmsnorm_bwd_rows(x, w, dy, rstd, dx, part, BLOCK_N=n, ROWS=rows, WARPS=wp))
 
 
 def wide_variant_cases(rms, var, sms):
@@ -268,6 +268,11 @@ def wide_variant_cases(rms, var, sms):
         dy, dx = torch.randn_like(x), torch.empty_like(x)
         rstd.copy_(torch.rand(M, device=DEV) + 0.5)
         bwd = f"RMSNorm bwd {M}x{N} (dx, partials)"
+        g = dy.float() * w.float()
+        r = rstd[:, None]
+        ref = g * r - x.float() * r ** 3 / N * (g * x.float()).sum(1, keepdim=True)
+        del g
+        CHECKS[bwd] = lambda dx=dx, ref=ref: rel_err(dx, ref)
         bsplits = ((8, 8192, 8),) if N <= 65536 else ((16, 16384, 16),)
         for c, bn, wp in bsplits:
             for per_sm in (2, 4, 8):
@@ -275,7 +280,7 @@ def wide_variant_cases(rms, var, sms):
                 yield (bwd, f"split CLUSTER={c} BLOCK_N={bn} WARPS={wp} P={part.shape[0]}", 3 * M * N * 2,
                        lambda x=x, w=w, dy=dy, rstd=rstd, dx=dx, part=part, c=c, bn=bn, wp=wp:
                        rms.rmsnorm_bwd_split(x, w, dy, rstd, dx, part, BLOCK_N=bn, CLUSTER=c, WARPS=wp))
-        del x, y, dy, dx
+        del x, y, dy, dx, ref
 
 
 def main():
