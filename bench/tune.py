@@ -196,6 +196,7 @@ def variant_cases():
                lambda wp=wp, rows=rows: var.dit_fwd_rows(xd, wd, bd, sc, sh, yd, md, rd, eps=1e-6, WARPS=wp, ROWS=rows))
     del xd, wd, bd, sc, sh, yd, md, rd, dyd, dxd, parts
     yield from tile_variant_cases(rms, dit, var, sms)
+    yield from ln_rows_variant_cases(ln, sms)
     yield from wide_variant_cases(rms, var, sms)
 
 
@@ -235,6 +236,30 @@ def tile_variant_cases(rms, dit, var, sms):
             yield (wl, f"rows ROWS={rows} WARPS={wp} P={p}", nbytes,
                    lambda x=x, w=w, dy=dy, rstd=rstd, dx=dx, part=part, rows=rows, wp=wp, n=N:
                    rms.rmsnorm_bwd_rows(x, w, dy, rstd, dx, part, BLOCK_N=n, ROWS=rows, WARPS=wp))
+
+
+def ln_rows_variant_cases(ln, sms):
+    """layernorm_bwd_rows ([ROWS, N] tiles) against layernorm_bwd, short rows."""
+    bf = torch.bfloat16
+    for M, N in ((131072, 512), (65536, 1024), (32768, 2048)):
+        x, w = torch.randn(M, N, device=DEV, dtype=bf), torch.randn(N, device=DEV, dtype=bf)
+        dy, dx = torch.randn_like(x), torch.empty_like(x)
+        mean, rstd = x.float().mean(1), torch.rsqrt(x.float().var(1, unbiased=False) + 1e-5)
+        xh = (x.float() - mean[:, None]) * rstd[:, None]
+        g = dy.float() * w.float()
+        ref = rstd[:, None] * (g - g.mean(1, keepdim=True) - xh * (g * xh).mean(1, keepdim=True))
+        del xh, g
+        wl = f"LayerNorm bwd {M}x{N} (dx, partials)"
+        CHECKS[wl] = lambda dx=dx, ref=ref: rel_err(dx, ref)
+        dwp, dbp = torch.empty(sms, N, device=DEV), torch.empty(sms, N, device=DEV)
+        yield (wl, f"stdlib WARPS=8 P={sms}", 3 * M * N * 2,
+               lambda x=x, w=w, dy=dy, mean=mean, rstd=rstd, dx=dx, dwp=dwp, dbp=dbp, n=N:
+               ln.layernorm_bwd(x, w, dy, mean, rstd, dx, dwp, dbp, BLOCK_N=n, WARPS=8))
+        for rows in (4, 8, 16) if N <= 1024 else (2, 4):
+            yield (wl, f"rows ROWS={rows} WARPS=8 P={sms}", 3 * M * N * 2,
+                   lambda x=x, w=w, dy=dy, mean=mean, rstd=rstd, dx=dx, dwp=dwp, dbp=dbp, n=N, rows=rows:
+                   ln.layernorm_bwd_rows(x, w, dy, mean, rstd, dx, dwp, dbp, BLOCK_N=n, ROWS=rows, WARPS=8))
+        del x, dy, dx, ref
 
 
 def wide_variant_cases(rms, var, sms):

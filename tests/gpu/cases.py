@@ -127,8 +127,8 @@ def wide_dit_cases(rng, B, S, H):
 
 
 def tile_cases(rng, M, N):
-    """Several rows per CTA as one [ROWS, N] tile (rmsnorm_bwd_rows, and
-    dit_fwd_tile in bench/variants.fnk): row
+    """Several rows per CTA as one [ROWS, N] tile (rmsnorm_bwd_rows,
+    layernorm_bwd_rows, and dit_fwd_tile in bench/variants.fnk): row
     statistics broadcast back over their rows by remat (folded again from the
     reduction's scratch, per-row values read again), M not a multiple of ROWS."""
     x = rng.standard_normal((M, N))
@@ -137,6 +137,9 @@ def tile_cases(rng, M, N):
     row = {"BLOCK_N": max(256, 1 << (N - 1).bit_length()), "ROWS": 2, "WARPS": 4}
     yield ("stdlib/norm/rmsnorm.fnk", "rmsnorm_bwd_rows", {"x": x, "w": w, "dy": dy, "rstd": _rstd(x)},
            ["dx", "dw_partial"], {}, {"P": 3}, row)
+    mu, r = _mean_rstd(x)
+    yield ("stdlib/norm/layernorm.fnk", "layernorm_bwd_rows", {"x": x, "w": w, "dy": dy, "mean": mu, "rstd": r},
+           ["dx", "dw_partial", "db_partial"], {}, {"P": 3}, row)
     B, S = 2, M
     xd = rng.standard_normal((B, S, N))
     yield ("bench/variants.fnk", "dit_fwd_tile",

@@ -381,10 +381,10 @@ TEST_P(NormTest, LayernormFwdRow) {
   checkLayernormFwd(c, "layernorm_fwd_row", block, seedFor(12, c), 64.0);
 }
 
-TEST_P(NormTest, LayernormBwd) {
-  const NormCase c = GetParam();
-  uint32_t seed = seedFor(4, c);
-  SCOPED_TRACE("seed " + std::to_string(seed));
+// One LayerNorm backward kernel (dx and dw/db partials), then
+// layernorm_bwd_dwdb, against the float64 reference.
+void checkLayernormBwd(const NormCase& c, const char* kernel, const ConstOverrides& k, uint32_t seed) {
+  SCOPED_TRACE(std::string(kernel) + " seed " + std::to_string(seed));
   std::mt19937 rng(seed);
   const int64_t M = c.M, N = c.N, rows = c.rows > 0 ? c.rows : 4, P = cdiv(M, rows);
   HostArray x = randomArray(rng, c.T, {M, N}, 0.25, 2.0, 1.5), w = randomArray(rng, c.T, {N}, 0.5, 1.5);
@@ -397,8 +397,7 @@ TEST_P(NormTest, LayernormBwd) {
   }
   HostArray dx = makeArray(c.T, {M, N}), pw = makeArray(DType::F32, {P, N}), pb = makeArray(DType::F32, {P, N});
   HostArray dw = makeArray(c.T, {N}), db = makeArray(c.T, {N});
-  const Compiled& bwd =
-      compile("stdlib/norm/layernorm.fnk", "layernorm_bwd", consts(c.T, {{"BLOCK_N", c.blockN}}));
+  const Compiled& bwd = compile("stdlib/norm/layernorm.fnk", kernel, k);
   ASSERT_TRUE(runKernel(bwd, {{"x", &x}, {"w", &w}, {"dy", &dy}, {"mean", &mean}, {"rstd", &rstd}, {"dx", &dx},
                               {"dw_partial", &pw}, {"db_partial", &pb}}));
   const Compiled& red = compile("stdlib/norm/layernorm.fnk", "layernorm_bwd_dwdb", consts(c.T, {}));
@@ -431,6 +430,20 @@ TEST_P(NormTest, LayernormBwd) {
   EXPECT_TRUE(near("dx", dx, dxRef, c.T, dxMag));
   EXPECT_TRUE(near("dw", dw, dwRef, c.T, dwMag));
   EXPECT_TRUE(near("db", db, dbRef, c.T, dbMag));
+}
+
+TEST_P(NormTest, LayernormBwd) {
+  const NormCase c = GetParam();
+  checkLayernormBwd(c, "layernorm_bwd", consts(c.T, {{"BLOCK_N", c.blockN}}), seedFor(4, c));
+}
+
+// Several rows per step ([ROWS, BLOCK_N] tiles), ROWS not dividing M.
+TEST_P(NormTest, LayernormBwdRows) {
+  const NormCase c = GetParam();
+  int64_t block = 1;
+  while (block < c.N) block *= 2;
+  checkLayernormBwd(c, "layernorm_bwd_rows", consts(c.T, {{"BLOCK_N", static_cast<int>(block)}, {"ROWS", 2}}),
+                    seedFor(14, c));
 }
 
 // A cluster of CTAs shares each row (cluster.reduce over the partial sums).
