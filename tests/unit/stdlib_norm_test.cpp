@@ -108,6 +108,13 @@ HostArray randomArray(std::mt19937& rng, DType t, std::vector<int64_t> shape, do
 
 int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
+// The tile width of the whole-row kernels: the smallest power of two that holds N.
+int rowBlock(int64_t n) {
+  int block = 1;
+  while (block < n) block *= 2;
+  return block;
+}
+
 // --- running -----------------------------------------------------------------
 
 using Tensors = std::map<std::string, HostArray*>;
@@ -281,9 +288,7 @@ TEST_P(NormTest, RmsnormFwd) {
 // The whole-row kernel, with the smallest power-of-two tile that holds the row.
 TEST_P(NormTest, RmsnormFwdRow) {
   const NormCase c = GetParam();
-  int64_t block = 1;
-  while (block < c.N) block *= 2;
-  checkRmsnormFwd(c, "rmsnorm_fwd_row", block, seedFor(11, c));
+  checkRmsnormFwd(c, "rmsnorm_fwd_row", rowBlock(c.N), seedFor(11, c));
 }
 
 // One RMSNorm backward kernel (dx and dw partials), then rmsnorm_bwd_dw,
@@ -331,9 +336,7 @@ TEST_P(NormTest, RmsnormBwd) {
 // Several rows per step ([ROWS, BLOCK_N] tiles), ROWS not dividing M.
 TEST_P(NormTest, RmsnormBwdRows) {
   const NormCase c = GetParam();
-  int64_t block = 1;
-  while (block < c.N) block *= 2;
-  checkRmsnormBwd(c, "rmsnorm_bwd_rows", consts(c.T, {{"BLOCK_N", static_cast<int>(block)}, {"ROWS", 2}}), seedFor(13, c));
+  checkRmsnormBwd(c, "rmsnorm_bwd_rows", consts(c.T, {{"BLOCK_N", rowBlock(c.N)}, {"ROWS", 2}}), seedFor(13, c));
 }
 
 // One LayerNorm forward kernel against the float64 reference; the values sit
@@ -376,9 +379,7 @@ TEST_P(NormTest, LayernormFwd) {
 // their spread.
 TEST_P(NormTest, LayernormFwdRow) {
   const NormCase c = GetParam();
-  int64_t block = 1;
-  while (block < c.N) block *= 2;
-  checkLayernormFwd(c, "layernorm_fwd_row", block, seedFor(12, c), 64.0);
+  checkLayernormFwd(c, "layernorm_fwd_row", rowBlock(c.N), seedFor(12, c), 64.0);
 }
 
 // One LayerNorm backward kernel (dx and dw/db partials), then
@@ -440,10 +441,7 @@ TEST_P(NormTest, LayernormBwd) {
 // Several rows per step ([ROWS, BLOCK_N] tiles), ROWS not dividing M.
 TEST_P(NormTest, LayernormBwdRows) {
   const NormCase c = GetParam();
-  int64_t block = 1;
-  while (block < c.N) block *= 2;
-  checkLayernormBwd(c, "layernorm_bwd_rows", consts(c.T, {{"BLOCK_N", static_cast<int>(block)}, {"ROWS", 2}}),
-                    seedFor(14, c));
+  checkLayernormBwd(c, "layernorm_bwd_rows", consts(c.T, {{"BLOCK_N", rowBlock(c.N)}, {"ROWS", 2}}), seedFor(14, c));
 }
 
 // A cluster of CTAs shares each row (cluster.reduce over the partial sums).
