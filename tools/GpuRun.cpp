@@ -72,7 +72,9 @@ Status runGpu(const ir::Function& fn, std::vector<interp::Arg>& args, const GpuR
       return s;
     }
   }
-  Status st = rt::launch(*dev, fn, k, args, bufs);
+  rt::LaunchPlan plan;
+  Status st = rt::planLaunch(fn, args, bufs, plan);
+  if (st) st = rt::launch(*dev, k, plan);
   if (st) st = dev->sync(fn.name);
   for (size_t i = 0; st && i < fn.params.size(); ++i) {
     if (!fn.params[i].type.isOut) continue;
@@ -83,11 +85,10 @@ Status runGpu(const ir::Function& fn, std::vector<interp::Arg>& args, const GpuR
   }
   if (st && opts.bench) {
     std::vector<float> ms;
-    auto once = [&] { return rt::launch(*dev, fn, k, args, bufs); };
+    auto once = [&] { return rt::launch(*dev, k, plan); };  // planned once: only the launch is timed
     for (int i = 0; st && i < opts.warmup; ++i) st = once();
     if (st) st = dev->time(fn.name, opts.iters, once, ms);
-    int64_t grid[3] = {0, 0, 0};
-    if (st) st = interp::launchGrid(fn, args, grid);
+    const unsigned* grid = plan.grid;
     if (st && !ms.empty()) {
       std::sort(ms.begin(), ms.end());
       double med = ms[ms.size() / 2] * 1e3, mn = ms.front() * 1e3;
@@ -95,7 +96,7 @@ Status runGpu(const ir::Function& fn, std::vector<interp::Arg>& args, const GpuR
       os << std::fixed << std::setprecision(1) << "bench " << fn.name << ": median " << med << " us, min " << mn
          << " us, " << std::setprecision(0) << traffic / (med * 1e-6) / 1e9 << " GB/s (" << std::setprecision(1)
          << traffic / 1e6 << " MB moved), grid " << grid[0] << "x" << grid[1] << "x" << grid[2] << ", "
-         << 32 * fn.warps() << " threads, compile " << compileMs << " ms" << (ci.fromDisk ? " (disk cache)" : "")
+         << plan.threads << " threads, compile " << compileMs << " ms" << (ci.fromDisk ? " (disk cache)" : "")
          << ", " << dev->name() << "\n";
       out << os.str();
     }

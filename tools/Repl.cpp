@@ -332,7 +332,8 @@ bool Session::run(const std::vector<std::string>& t, bool timed) {
     if (Status s = tools::runGpu(*fn, args, go, out_); !s) return error(s.message());
   }
 #endif
-  for (int r = 0; r < (timed && !gpu ? reps : gpu ? 0 : 1); ++r) {
+  const int cpuRuns = gpu ? 0 : timed ? reps : 1;  // the GPU path ran above
+  for (int r = 0; r < cpuRuns; ++r) {
     auto t0 = std::chrono::steady_clock::now();
     if (Status s = interp::run(*fn, args, ro); !s) return error("kernel '" + fn->name + "': " + s.message());
     ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
@@ -496,11 +497,12 @@ bool Session::showIR(const std::vector<std::string>& t) {
   if (t[0] == "ptx") {
     // The PTX, then what ptxas says of it: registers, shared memory, spills.
     std::string ptx, cubin, log;
-    if (Status s = nvptx::emitPTX(*fn, nvptx::TargetOptions{}, ptx); !s) return error(s.message());
+    const nvptx::TargetOptions topts;
+    if (Status s = nvptx::emitPTX(*fn, topts, ptx); !s) return error(s.message());
     out_ << ptx;
     if (!cubin::haveAssembler()) return out_ << "(no ptxas or nvJitLink here: no resource report)\n", true;
-    if (Status s = cubin::assemble(ptx, "sm_90a", fn->name, cubin, &log); !s) return error(s.message());
-    out_ << "resources (ptxas -v):\n" << log;
+    if (Status s = cubin::assemble(ptx, topts.arch, fn->name, cubin, &log); !s) return error(s.message());
+    out_ << (log.empty() ? "(the assembler gave no resource report)\n" : "resources (ptxas -v):\n" + log);
     return true;
   }
 #endif

@@ -95,10 +95,8 @@ private:
         return Status::ok();
       default:
         if (auto it = infix.find(op.kind()); it != infix.end()) {
-          if (op.kind() == OpKind::Div && ir::isInt(op.result()->type().dtype)) {
-            bind(op, a(1) + " == 0 ? 0 : " + a(0) + " / " + a(1));  // the interpreter reports it; the header refuses below
-            return Status::ok();
-          }
+          if (op.kind() == OpKind::Div && ir::isInt(op.result()->type().dtype))  // the interpreter reports it too
+            os_ << "  if (" << a(1) << " == 0) return CUDA_ERROR_INVALID_VALUE;  /* integer division by zero */\n";
           bind(op, a(0) + " " + it->second + " " + a(1));
           return Status::ok();
         }
@@ -185,7 +183,11 @@ Status emitHeader(const ir::Function& fn, const std::string& image, bool isPtx, 
      << "    CUresult r = cuModuleLoadData(&module, fnk_" << k << "_image);\n"
      << "    if (r != CUDA_SUCCESS) return r;\n"
      << "    r = cuModuleGetFunction(&function, module, \"" << fn.name << "\");\n"
-     << "    if (r != CUDA_SUCCESS) return r;\n  }\n"
+     << "    if (r != CUDA_SUCCESS) return r;\n";
+  if (c[0] * c[1] * c[2] > 8)  // more than Hopper's portable 8 CTAs: a property of the function, set once
+    os << "    r = cuFuncSetAttribute(function, CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1);\n"
+       << "    if (r != CUDA_SUCCESS) return r;\n";
+  os << "  }\n"
      << "  void* params[] = {" << call.str() << "};\n";
   const unsigned block = static_cast<unsigned>(32 * fn.warps());
   if (c[0] * c[1] * c[2] <= 1) {
@@ -197,8 +199,6 @@ Status emitHeader(const ir::Function& fn, const std::string& image, bool isPtx, 
        << ";\n  attr.value.clusterDim.z = " << c[2] << ";\n"
        << "  CUlaunchConfig config = {(unsigned)" << grid[0] << ", (unsigned)" << grid[1] << ", (unsigned)" << grid[2]
        << ", " << block << ", 1, 1, 0, stream, &attr, 1};\n";
-    if (c[0] * c[1] * c[2] > 8)
-      os << "  cuFuncSetAttribute(function, CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1);\n";
     os << "  return cuLaunchKernelEx(&config, function, params, 0);\n}\n";
   }
   out = os.str();

@@ -140,10 +140,6 @@ Status Lowerer::lowerReduces(const std::vector<const ir::Operation*>& ops) {
     TV out = makeTV(rt);
     const ReduceAcc ra = reduceAcc(kind, dt);
     auto acc = [&](llvm::Value* v) { return toReduceAcc(v, dt); };
-    llvm::Type* accTy = ra.ty;
-    const ir::DType accDt = ra.dt;
-    llvm::Value* id = ra.id;
-    const int64_t accBytes = ra.bytes;
 
     if (src.layout.uniform) {  // a one-element tile: the result is the element
       finishReduce(op, out, std::vector<llvm::Value*>(out.regs.size(), acc(src.regs[0])));
@@ -160,20 +156,20 @@ Status Lowerer::lowerReduces(const std::vector<const ir::Operation*>& ops) {
     std::vector<llvm::Value*> part(static_cast<size_t>(C));
     for (int64_t c = 0; c < C; ++c) {
       llvm::Value* p = acc(src.regs[c * V]);
-      for (int64_t v = 1; v < V; ++v) p = combine(kind, accDt, p, acc(src.regs[c * V + v]));
-      if (llvm::Value* valid = elemValid(L, c * V)) p = b.CreateSelect(valid, p, id);
+      for (int64_t v = 1; v < V; ++v) p = combine(kind, ra.dt, p, acc(src.regs[c * V + v]));
+      if (llvm::Value* valid = elemValid(L, c * V)) p = b.CreateSelect(valid, p, ra.id);
       part[c] = p;
     }
     // 2. Rows wider than one chunk of the CTA: fold this thread's chunks of a row.
     std::vector<llvm::Value*> q;
     for (int64_t j = 0; j < C; j += f.cpr) {
       llvm::Value* s = part[j];
-      for (int64_t k = 1; k < f.cpr; ++k) s = combine(kind, accDt, s, part[j + k]);
+      for (int64_t k = 1; k < f.cpr; ++k) s = combine(kind, ra.dt, s, part[j + k]);
       q.push_back(s);
     }
     // 3. Butterfly over the w lanes that share a row (all of a warp when P >= 32).
     for (auto& s : q)
-      for (int64_t off = w / 2; off >= 1; off /= 2) s = combine(kind, accDt, s, shuffleXor(s, static_cast<int>(off)));
+      for (int64_t off = w / 2; off >= 1; off /= 2) s = combine(kind, ra.dt, s, shuffleXor(s, static_cast<int>(off)));
     // A one-warp CTA reducing its whole tile: the butterfly left the total in
     // every lane, which is every thread the uniform result lives in.
     if (Tn == w && q.size() == 1 && out.layout.uniform) {
@@ -181,12 +177,12 @@ Status Lowerer::lowerReduces(const std::vector<const ir::Operation*>& ops) {
       continue;
     }
     ScratchFold fold;
-    fold.accTy = accTy;
-    fold.accDt = accDt;
+    fold.accTy = ra.ty;
+    fold.accDt = ra.dt;
     fold.kind = kind;
     fold.groupsPerRow = P > Tn ? Tn / 32 : P / w;
     fold.rows = out.layout.elems;
-    fold.bytes = accBytes;
+    fold.bytes = ra.bytes;
     pending.push_back({&op, out, std::move(q), w, Tn, 0, fold});
   }
   if (pending.empty()) return Status::ok();

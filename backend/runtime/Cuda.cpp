@@ -167,14 +167,16 @@ Status Device::load(const std::string& image, const std::string& kernel, Kernel&
   return Status::ok();
 }
 
+Status Device::allowLargeClusters(const Kernel& k) {
+  if (Status s = check(g.cuCtxSetCurrent(g_ctx), "cuCtxSetCurrent", k.name); !s) return s;
+  return check(g.cuFuncSetAttribute(k.function, kNonPortableClusterSizeAllowed, 1), "cuFuncSetAttribute", k.name);
+}
+
 Status Device::launch(const Kernel& k, const unsigned grid[3], unsigned block, const unsigned cluster[3], void** params,
                       void* stream) {
   if (grid[0] == 0 || grid[1] == 0 || grid[2] == 0) return Status::ok();  // an empty grid runs nothing
   // Callers such as PyTorch's autograd threads may not have the context current.
   if (Status s = check(g.cuCtxSetCurrent(g_ctx), "cuCtxSetCurrent", k.name); !s) return s;
-  if (cluster[0] * cluster[1] * cluster[2] > 8)  // Hopper's portable limit; up to 16 on request
-    if (Status s = check(g.cuFuncSetAttribute(k.function, kNonPortableClusterSizeAllowed, 1), "cuFuncSetAttribute", k.name); !s)
-      return s;
   if (cluster[0] * cluster[1] * cluster[2] <= 1)
     return check(g.cuLaunchKernel(k.function, grid[0], grid[1], grid[2], block, 1, 1, 0, static_cast<CUstream>(stream), params, nullptr),
                  "cuLaunchKernel", k.name);

@@ -37,6 +37,9 @@ public:
   Status fill(DevPtr dst, uint8_t byte, size_t bytes);
   /// Loads a cubin or PTX image and finds `kernel` in it.
   Status load(const std::string& image, const std::string& kernel, Kernel& out);
+  /// Lets `k` launch in clusters of more than 8 CTAs (up to 16 on Hopper);
+  /// a property of the function, set once after load.
+  Status allowLargeClusters(const Kernel& k);
   /// Launches with `block` threads on `stream` (null: the default stream);
   /// cluster dims > 1 use cuLaunchKernelEx.
   Status launch(const Kernel& k, const unsigned grid[3], unsigned block, const unsigned cluster[3], void** params,

@@ -1,17 +1,13 @@
 #include "backend/runtime/Launch.h"
 
-#include <unistd.h>
-
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <mutex>
-#include <random>
 #include <sstream>
 
 #include "backend/cubin/Cubin.h"
@@ -41,13 +37,14 @@ MemoryCache& memoryCache() {
   return c;
 }
 
-}  // namespace
-
+/// The directory of the disk cache ("" when it is disabled with FNK_CACHE_DIR=off).
 std::string cacheDir() {
   if (const char* e = std::getenv("FNK_CACHE_DIR")) return std::string(e) == "off" ? "" : e;
   if (const char* home = std::getenv("HOME")) return std::string(home) + "/.cache/fnk";
   return "";
 }
+
+}  // namespace
 
 Status compileAndLoad(const ir::Function& fn, Device& dev, Kernel& out, CompileInfo* info) {
   auto t0 = std::chrono::steady_clock::now();
@@ -59,17 +56,26 @@ Status compileAndLoad(const ir::Function& fn, Device& dev, Kernel& out, CompileI
                     hex(fnv1a64(ir.str(), 88172645463325252ull));
   CompileInfo local;
   CompileInfo& ci = info ? *info : local;
+  ci = CompileInfo{};
   {
     std::lock_guard<std::mutex> lock(memoryCache().mu);
     if (auto it = memoryCache().kernels.find(key); it != memoryCache().kernels.end()) {
       out = it->second;
-      ci.fromMemory = true;
       return Status::ok();
     }
   }
-  std::string dir = cacheDir(), image;
-  fs::path entry = dir.empty() ? fs::path() : fs::path(dir) / (fn.name + "-" + key + ".cubin");
-  if (!dir.empty() && readCacheEntry(entry.string(), image)) ci.fromDisk = true;
+  const std::string dir = cacheDir();
+  const fs::path entry = dir.empty() ? fs::path() : fs::path(dir) / (fn.name + "-" + key + ".cubin");
+  std::string image;
+  if (!dir.empty() && readCacheEntry(entry.string(), image)) {
+    if (dev.load(image, fn.name, out)) {
+      ci.fromDisk = true;
+    } else {
+      std::error_code ec;  // a stale entry the driver rejects: rebuilt below
+      fs::remove(entry, ec);
+      image.clear();
+    }
+  }
   if (!ci.fromDisk) {
     std::string ptx;
     if (Status s = nvptx::emitPTX(fn, topts, ptx); !s) return s;
@@ -79,23 +85,19 @@ Status compileAndLoad(const ir::Function& fn, Device& dev, Kernel& out, CompileI
     } else {
       image = ptx;  // the driver JIT-compiles PTX; nothing worth caching on disk
     }
+    if (Status s = dev.load(image, fn.name, out); !s) return s;
   }
-  Status s = dev.load(image, fn.name, out);
-  if (!s && ci.fromDisk) {
-    // A stale entry that the driver rejects is rebuilt once.
-    std::error_code ec;
-    fs::remove(entry, ec);
-    return compileAndLoad(fn, dev, out, info);
-  }
-  if (!s) return s;
+  auto c = fn.cluster();
+  if (c.size() == 3 && c[0] * c[1] * c[2] > 8)  // Hopper's portable limit; up to 16 on request, once per function
+    if (Status s = dev.allowLargeClusters(out); !s) return s;
   ci.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   std::lock_guard<std::mutex> lock(memoryCache().mu);
   memoryCache().kernels[key] = out;
   return Status::ok();
 }
 
-Status launch(Device& dev, const ir::Function& fn, const Kernel& k, const std::vector<interp::Arg>& args,
-              const std::vector<DevPtr>& bufs, void* stream) {
+Status planLaunch(const ir::Function& fn, const std::vector<interp::Arg>& args, const std::vector<DevPtr>& bufs,
+                  LaunchPlan& out) {
   int64_t grid[3];
   if (Status s = interp::launchGrid(fn, args, grid); !s) return Status::error("kernel '" + fn.name + "': " + s.message());
   for (int i = 0; i < 3; ++i)
@@ -104,20 +106,19 @@ Status launch(Device& dev, const ir::Function& fn, const Kernel& k, const std::v
                            ", more than the GPU allows");
   auto c = fn.cluster();
   c.resize(3, 1);
-  unsigned g[3], cl[3];
   for (int i = 0; i < 3; ++i) {
-    g[i] = static_cast<unsigned>(grid[i]);
-    cl[i] = static_cast<unsigned>(c[i]);
-    if (g[i] % cl[i])
-      return Status::error("kernel '" + fn.name + "': grid dim " + std::to_string(i) + " (" + std::to_string(g[i]) +
-                           ") is not a multiple of the cluster dim " + std::to_string(cl[i]));
+    out.grid[i] = static_cast<unsigned>(grid[i]);
+    out.cluster[i] = static_cast<unsigned>(c[i]);
+    if (out.grid[i] % out.cluster[i])
+      return Status::error("kernel '" + fn.name + "': grid dim " + std::to_string(i) + " (" + std::to_string(out.grid[i]) +
+                           ") is not a multiple of the cluster dim " + std::to_string(out.cluster[i]));
   }
+  out.threads = static_cast<unsigned>(32 * fn.warps());
   std::vector<nvptx::AbiSlot> abi = nvptx::kernelAbi(fn);
-  std::vector<uint64_t> storage(abi.size());
-  std::vector<void*> params(abi.size());
+  out.storage.assign(abi.size(), 0);
   for (size_t j = 0; j < abi.size(); ++j) {
     const nvptx::AbiSlot& s = abi[j];
-    void* p = &storage[j];
+    void* p = &out.storage[j];
     const interp::Arg& a = args[s.param];
     switch (s.kind) {
       case nvptx::AbiKind::Ptr: std::memcpy(p, &bufs[s.param], 8); break;
@@ -138,9 +139,21 @@ Status launch(Device& dev, const ir::Function& fn, const Kernel& k, const std::v
       }
       case nvptx::AbiKind::F64: std::memcpy(p, &std::get<double>(a), 8); break;
     }
-    params[j] = p;
   }
-  return dev.launch(k, g, static_cast<unsigned>(32 * fn.warps()), cl, params.data(), stream);
+  return Status::ok();
+}
+
+Status launch(Device& dev, const Kernel& k, const LaunchPlan& plan, void* stream) {
+  std::vector<void*> params(plan.storage.size());
+  for (size_t j = 0; j < params.size(); ++j) params[j] = const_cast<uint64_t*>(&plan.storage[j]);
+  return dev.launch(k, plan.grid, plan.threads, plan.cluster, params.data(), stream);
+}
+
+Status launch(Device& dev, const ir::Function& fn, const Kernel& k, const std::vector<interp::Arg>& args,
+              const std::vector<DevPtr>& bufs, void* stream) {
+  LaunchPlan plan;
+  if (Status s = planLaunch(fn, args, bufs, plan); !s) return s;
+  return launch(dev, k, plan, stream);
 }
 
 }  // namespace fnk::rt

@@ -10,6 +10,7 @@
 // temporary file and rename it into place, so two processes compiling the same
 // kernel at once both end with a whole entry.
 #pragma once
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -22,19 +23,29 @@ namespace fnk::rt {
 struct CompileInfo {
   double ms = 0;        // wall time of this call
   bool fromDisk = false;
-  bool fromMemory = false;
 };
 
 /// The loaded kernel for `fn`, compiling it if no cache has it.
 Status compileAndLoad(const ir::Function& fn, Device& dev, Kernel& out, CompileInfo* info = nullptr);
 
-/// Launches `k` (compiled from `fn`). `args` are as for interp::run: tensors
-/// supply their shapes (data may be empty), scalars their values; `bufs[i]` is
-/// the device address of tensor parameter i. Checks the grid and cluster first.
+/// A launch worked out from the arguments: the grid, the cluster, the CTA size
+/// and the parameter block (one 8-byte slot per ABI parameter).
+struct LaunchPlan {
+  unsigned grid[3] = {0, 0, 0}, cluster[3] = {1, 1, 1}, threads = 0;
+  std::vector<uint64_t> storage;
+};
+
+/// Checks the grid and cluster of `fn` for `args` and fills `out`. `args` are
+/// as for interp::run: tensors supply their shapes (data may be empty),
+/// scalars their values; `bufs[i]` is the device address of tensor parameter i.
+Status planLaunch(const ir::Function& fn, const std::vector<interp::Arg>& args, const std::vector<DevPtr>& bufs,
+                  LaunchPlan& out);
+
+/// Launches `k` as planned (no host-side checks: repeated launches, timing).
+Status launch(Device& dev, const Kernel& k, const LaunchPlan& plan, void* stream = nullptr);
+
+/// planLaunch, then launch: one launch of `k` (compiled from `fn`).
 Status launch(Device& dev, const ir::Function& fn, const Kernel& k, const std::vector<interp::Arg>& args,
               const std::vector<DevPtr>& bufs, void* stream = nullptr);
-
-/// The directory of the disk cache ("" when it is disabled with FNK_CACHE_DIR=off).
-std::string cacheDir();
 
 }  // namespace fnk::rt

@@ -38,17 +38,22 @@ int main() {
   CHECK(cuMemAlloc(&dr, rstd.size() * 4));
   CHECK(cuMemcpyHtoD(dx, x.data(), x.size() * 4));
   CHECK(cuMemcpyHtoD(dw, w.data(), w.size() * 4));
+  CHECK(cuMemcpyHtoD(dy, y.data(), y.size() * 4));  // the outputs start as NaN on the device too
+  CHECK(cuMemcpyHtoD(dr, rstd.data(), rstd.size() * 4));
   CHECK(fnk_rmsnorm_fwd_launch(nullptr, dx, M, N, dw, N, dy, M, N, dr, M, 1e-6f));
   CHECK(cuCtxSynchronize());
   CHECK(cuMemcpyDtoH(y.data(), dy, y.size() * 4));
   CHECK(cuMemcpyDtoH(rstd.data(), dr, rstd.size() * 4));
+  // The largest error; a NaN (an element never written: y and rstd start as
+  // NaN) makes it NaN, which the check below refuses (fmax would drop it).
   double err = 0;
+  auto track = [&](double d) { err = d > err || std::isnan(d) ? d : err; };
   for (int64_t i = 0; i < M; ++i) {
     double ss = 0;
     for (int64_t j = 0; j < N; ++j) ss += double(x[i * N + j]) * x[i * N + j];
     double r = 1 / std::sqrt(ss / N + 1e-6);
-    err = std::fmax(err, std::fabs(rstd[i] - r));
-    for (int64_t j = 0; j < N; ++j) err = std::fmax(err, std::fabs(y[i * N + j] - x[i * N + j] * r * w[j]));
+    track(std::fabs(rstd[i] - r));
+    for (int64_t j = 0; j < N; ++j) track(std::fabs(y[i * N + j] - x[i * N + j] * r * w[j]));
   }
   // A w of the wrong length is refused before any launch.
   CUresult bad = fnk_rmsnorm_fwd_launch(nullptr, dx, M, N, dw, N - 1, dy, M, N, dr, M, 1e-6f);

@@ -16,11 +16,22 @@ namespace {
 
 namespace fs = std::filesystem;
 
+fs::path testRoot() { return fs::temp_directory_path() / ("fnk-cache-test-" + std::to_string(::getpid())); }
+
 std::string tempDir() {
-  fs::path d = fs::temp_directory_path() / ("fnk-cache-test-" + std::to_string(::getpid()));
-  fs::create_directories(d);
-  return d.string();
+  fs::create_directories(testRoot());
+  return testRoot().string();
 }
+
+// Removes the tests' directory once the suite is done.
+class DiskCacheEnv : public ::testing::Environment {
+public:
+  void TearDown() override {
+    std::error_code ec;
+    fs::remove_all(testRoot(), ec);
+  }
+};
+const auto* const kDiskCacheEnv = ::testing::AddGlobalTestEnvironment(new DiskCacheEnv);
 
 TEST(DiskCache, RoundTripsBinaryPayloads) {
   std::string path = tempDir() + "/a/b/k.cubin";  // directories are created
@@ -59,6 +70,8 @@ TEST(DiskCache, CorruptOrTruncatedEntriesAreMisses) {
 
 TEST(DiskCache, ConcurrentWritersLeaveAWholeEntry) {
   std::string path = tempDir() + "/k3.cubin";
+  // A whole entry before the race, so that every read below must hit.
+  writeCacheEntry(path, std::string(100000, 'z'));
   std::vector<std::thread> writers;
   for (int t = 0; t < 8; ++t)
     writers.emplace_back([&, t] {
@@ -70,7 +83,7 @@ TEST(DiskCache, ConcurrentWritersLeaveAWholeEntry) {
     readers.emplace_back([&] {
       for (int i = 0; i < 50; ++i) {
         std::string got;
-        if (readCacheEntry(path, got) && got != std::string(got.size(), got[0])) ++bad;
+        if (!readCacheEntry(path, got) || got != std::string(got.size(), got[0])) ++bad;
       }
     });
   for (auto& w : writers) w.join();
