@@ -17,25 +17,17 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench  # noqa: E402  (workload definitions)
 
-CASES = [
-    ("rms_fwd_8192", "rms", (32768, 8192), False),
-    ("rms_bwd_8192", "rms", (32768, 8192), True),
-    ("ln_fwd_8192", "ln", (32768, 8192), False),
-    ("ln_bwd_8192", "ln", (32768, 8192), True),
-    ("rms_bwd_2048x8192", "rms", (2048, 8192), True),
-    ("dit_fwd", "dit", (56, 1024, 1024), False),
-    ("dit_bwd", "dit", (56, 1024, 1024), True),
-    ("rms_fwd_65536", "rms", (8192, 65536), False),
-]
+
+def cases():
+    """bench.MAIN's bf16 workloads: (label, kind, shape, backward)."""
+    return [(label, kind, shape, bwd) for label, kind, shape, dtype, bwd in bench.MAIN if dtype == torch.bfloat16]
 
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--only", default="")
+    ap.add_argument("--only", default="", help="the workloads whose label contains this")
     a = ap.parse_args()
-    torch._dynamo.config.cache_size_limit = 64
-    bench._Dit.mod = bench.fnk.load(bench.REPO / "examples" / "dit_modulate.fnk")
-    for name, kind, shape, bwd in CASES:
+    for name, kind, shape, bwd in cases():
         if a.only and a.only not in name:
             continue
         fnk_f, ref_f = bench.IMPLS[kind]
@@ -51,7 +43,7 @@ def main():
             # ncu --profile-from-start off: only this call's kernels, from
             # every thread (autograd runs the backward on its own thread).
             torch.cuda.profiler.start()
-            torch.cuda.nvtx.range_push(f"probe_{name}_{impl}")
+            torch.cuda.nvtx.range_push(f"probe {name} {impl}")
             call()
             torch.cuda.synchronize()
             torch.cuda.nvtx.range_pop()

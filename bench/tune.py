@@ -3,7 +3,11 @@ directly on torch tensors with different tile widths, warps and cluster sizes,
 each timed like bench.py (CUDA-graph replays, L2 flushed, median). It is how
 fnk.torch's defaults are chosen; the results go in docs/perf-notes.md.
 
-    python3 bench/tune.py [--out DIR]
+    python3 bench/tune.py [--variants] [--only TEXT] [--reps N] [--out DIR]
+
+--variants times bench/variants.fnk's candidate schedules against the stdlib
+kernels instead; --only keeps the configs whose "workload config" contains
+TEXT. Every output that has a torch reference is judged against it.
 """
 import argparse
 import os

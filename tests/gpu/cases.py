@@ -1,7 +1,7 @@
 """GPU test cases: every stdlib kernel and example, with input makers.
 
-Each case returns (file, kernel, consts, inputs, outputs, scalars, dims) for a
-shape; inputs are float64 numpy arrays (written as float32/int .npy; fnk
+Each case is (file, kernel, inputs, outputs, scalars, dims[, consts]) for a
+shape (all_cases() puts the dtype and a shape label in front); inputs are float64 numpy arrays (written as float32/int .npy; fnk
 rounds them to the parameter dtype). Inputs are fresh random values, never
 zeros; rstd/mean inputs of backward kernels are computed from x so they are
 realistic."""

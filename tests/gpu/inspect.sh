@@ -3,13 +3,13 @@
 # ncu sections for chosen tune.py configs. Output under $OUT.
 #   tests/gpu/inspect.sh 'file:kernel:-D A=1 -D B=2' ... [-- ONLY...]
 set -u
-mkdir -p /tmp/gb && tar -xzf .gpu-bin/bundle.tgz -C /tmp/gb
-export FNK_STDLIB=$PWD/stdlib FNK_CACHE_DIR=/tmp/fnkcache FNK_BUILD_DIR=/tmp/gb PYTHONUNBUFFERED=1
+source tests/gpu/env.sh
+export FNK_CACHE_DIR=${FNK_CACHE_DIR:-/tmp/fnkcache}
 mkdir -p $OUT/ptx
 while [ $# -gt 0 ] && [ "$1" != "--" ]; do
   IFS=: read -r file kernel defs <<< "$1"; shift
   tag=$(echo "$kernel$defs" | tr -c 'A-Za-z0-9_' '_')  # plain names: the device tool drops odd ones
-  /tmp/gb/fnkc "$file" -k "$kernel" $defs --emit=ptx -o $OUT/ptx/$tag.ptx || continue
+  "$FNKC" "$file" -k "$kernel" $defs --emit=ptx -o $OUT/ptx/$tag.ptx || continue
   ptxas -arch=sm_90a -O3 -v $OUT/ptx/$tag.ptx -o /tmp/$tag.cubin 2>&1 | grep -E "registers|spill" | tr '\n' ' ' | sed "s/^/$tag: /"; echo
   cuobjdump -sass /tmp/$tag.cubin > $OUT/ptx/$tag.sass 2>/dev/null
 done
