@@ -10,6 +10,7 @@ kernels instead; --only keeps the configs whose "workload config" contains
 TEXT. Every output that has a torch reference is judged against it.
 """
 import argparse
+import csv
 import os
 import sys
 from pathlib import Path
@@ -33,14 +34,54 @@ def dit_tensors(B, S, H):
     return x, w, b, scale, shift, torch.empty_like(x), torch.empty(B, S, device=DEV), torch.empty(B, S, device=DEV)
 
 
-def rel_err(out, ref):
-    """Largest |out - ref| over max(1, max |ref|), as bench.py judges fnk."""
-    return (out.float() - ref).abs().max().item() / max(1.0, ref.abs().max().item())
-
-
+rel_err = bench.rel_err
 # Candidates whose output is further than this from the reference are marked
 # MISMATCH, left out of "best", and make the run exit 1 (bf16 outputs).
-TOLERANCE = 2e-2
+TOLERANCE = bench.TOLERANCE[torch.bfloat16]
+CHECKS = {}  # workload -> () -> relative error of the output the last config wrote
+
+
+def rms_dx_ref(x, w, dy, rstd):
+    """RMSNorm's dx in float32: r * g - x * r^3 / N * sum(g * x), g = dy * w."""
+    g = dy.float() * w.float()
+    r = rstd[:, None]
+    return g * r - x.float() * r ** 3 / x.shape[-1] * (g * x.float()).sum(-1, keepdim=True)
+
+
+def ln_dx_ref(x, g, mean, rstd):
+    """LayerNorm's dx in float32 from g = dy * (what scales xhat): rstd * (g - mean(g) - xhat * mean(g * xhat))."""
+    xh = (x.float() - mean[..., None]) * rstd[..., None]
+    return rstd[..., None] * (g - g.mean(-1, keepdim=True) - xh * (g * xh).mean(-1, keepdim=True))
+
+
+def dit_sweep(dit, fwd_warps, sbs, bwd_warps, tag="", reduce_tiles=lambda sb: ((32, 8),), extra_fwd=()):
+    """The DiT forward at each of fwd_warps and the extra_fwd (config, call(*tensors)) candidates, then the
+    backward at each SB x WARPS and its reduce at each reduce_tiles(sb) (BLOCK_N, BLOCK_B); y and dx are judged."""
+    B, S, H = 56, 1024, 1024
+    t = dit_tensors(B, S, H)
+    xd, wd, bd, sc, sh, yd, md, rd = t
+    F = torch.nn.functional
+    ref_y = F.layer_norm(xd.float(), (H,), wd.float(), bd.float(), 1e-6) * (1 + sc.float()[:, None, :]) + sh.float()[:, None, :]
+    CHECKS["DiT fwd 56x1024x1024"] = lambda: rel_err(yd, ref_y)
+    fwd = 2 * B * S * H * 2
+    for wp in fwd_warps:
+        yield ("DiT fwd 56x1024x1024", f"{tag}WARPS={wp}", fwd, lambda wp=wp: dit.dit_modulate_fwd(*t, eps=1e-6, WARPS=wp))
+    for config, call in extra_fwd:
+        yield ("DiT fwd 56x1024x1024", config, fwd, lambda call=call: call(*t))
+    dyd, dxd = torch.randn_like(xd), torch.empty_like(xd)
+    rd.copy_(torch.rand(B, S, device=DEV) + 0.5)
+    ref_dx = ln_dx_ref(xd, dyd.float() * (1 + sc.float()[:, None, :]) * wd.float(), md, rd)
+    CHECKS["DiT bwd 56x1024x1024 (dx, partials)"] = lambda: rel_err(dxd, ref_dx)
+    for sb in sbs:
+        parts = [torch.empty(B, sb, H, device=DEV) for _ in range(4)]
+        for wp in bwd_warps:
+            yield ("DiT bwd 56x1024x1024 (dx, partials)", f"SB={sb} WARPS={wp}", 3 * B * S * H * 2,
+                   lambda wp=wp, parts=parts: dit.dit_modulate_bwd(xd, wd, bd, sc, dyd, md, rd, dxd, *parts, WARPS=wp))
+        bf = torch.bfloat16
+        outs = [torch.empty(B, H, device=DEV, dtype=bf) for _ in range(2)] + [torch.empty(H, device=DEV, dtype=bf) for _ in range(2)]
+        for bn, bb in reduce_tiles(sb):
+            yield ("DiT bwd reduce 56x1024x1024", f"SB={sb} BLOCK_N={bn} BLOCK_B={bb}", 4 * B * sb * H * 4,
+                   lambda parts=parts, outs=outs, bn=bn, bb=bb: dit.dit_modulate_bwd_reduce(*parts, *outs, BLOCK_N=bn, BLOCK_B=bb))
 
 
 def cases():
@@ -55,11 +96,16 @@ def cases():
     y, rstd = torch.empty_like(x), torch.empty(M, device=DEV)
     dx = torch.empty_like(x)
     fwd_bytes = 2 * M * N * 2
+    ref_y = torch.nn.functional.rms_norm(x.float(), (N,), w.float(), 1e-6)
+    CHECKS["RMSNorm fwd 32768x8192"] = lambda: rel_err(y, ref_y)
     for bn in (1024, 2048, 4096, 8192):
         for wp in (4, 8, 16):
             yield ("RMSNorm fwd 32768x8192", f"BLOCK_N={bn} WARPS={wp}", fwd_bytes,
                    lambda bn=bn, wp=wp: rms.rmsnorm_fwd(x, w, y, rstd, eps=1e-6, BLOCK_N=bn, WARPS=wp))
     rstd.copy_(torch.rand(M, device=DEV) + 0.5)
+    ref_dx = rms_dx_ref(x, w, dy, rstd)
+    CHECKS["RMSNorm bwd 32768x8192 (dx, partials)"] = lambda: rel_err(dx, ref_dx)
+    CHECKS["RMSNorm bwd 2048x8192 (dx, partials)"] = lambda: rel_err(dx[:2048], ref_dx[:2048])
     for p_mult in (1, 2, 4):
         part = torch.empty(p_mult * sms, N, device=DEV)
         for bn, wp in ((8192, 8), (8192, 16), (8192, 32), (4096, 16)):
@@ -69,6 +115,9 @@ def cases():
     M2, N2 = 8192, 65536
     x2, w2 = torch.randn(M2, N2, device=DEV, dtype=bf), torch.randn(N2, device=DEV, dtype=bf)
     y2, r2 = torch.empty_like(x2), torch.empty(M2, device=DEV)
+    ref_y2 = torch.nn.functional.rms_norm(x2.float(), (N2,), w2.float(), 1e-6)
+    for name in ("RMSNorm fwd 8192x65536 (cluster)", "RMSNorm fwd 8192x65536 (chunked row)"):
+        CHECKS[name] = lambda: rel_err(y2, ref_y2)
     for c, bn, wp in ((8, 8192, 8), (8, 8192, 16), (16, 4096, 8), (16, 4096, 4), (4, 16384, 16)):
         yield ("RMSNorm fwd 8192x65536 (cluster)", f"CLUSTER={c} BLOCK_N={bn} WARPS={wp}", 2 * M2 * N2 * 2,
                lambda c=c, bn=bn, wp=wp: rms.rmsnorm_fwd_split(x2, w2, y2, r2, eps=1e-6, BLOCK_N=bn, CLUSTER=c, WARPS=wp))
@@ -76,11 +125,13 @@ def cases():
         yield ("RMSNorm fwd 8192x65536 (chunked row)", f"BLOCK_N={bn} WARPS={wp}", 2 * M2 * N2 * 2,
                lambda bn=bn, wp=wp: rms.rmsnorm_fwd(x2, w2, y2, r2, eps=1e-6, BLOCK_N=bn, WARPS=wp))
 
+    del ref_y2
     xf, wf = x.float(), w.float()
-    yf = torch.empty_like(xf)
+    yf, rf = torch.empty_like(xf), torch.empty(M, device=DEV)  # rf: rstd above stays the backward's input
+    CHECKS["RMSNorm fwd f32 32768x8192 (row)"] = lambda: rel_err(yf, ref_y)
     for wp in (8, 16):
         yield ("RMSNorm fwd f32 32768x8192 (row)", f"WARPS={wp}", 2 * M * N * 4,
-               lambda wp=wp: rms.rmsnorm_fwd_row(xf, wf, yf, rstd, eps=1e-6, BLOCK_N=8192, WARPS=wp))
+               lambda wp=wp: rms.rmsnorm_fwd_row(xf, wf, yf, rf, eps=1e-6, BLOCK_N=8192, WARPS=wp))
     del xf, yf
     Ms = 2048
     xs, dys, dxs = x[:Ms], dy[:Ms], dx[:Ms]
@@ -89,21 +140,8 @@ def cases():
         yield ("RMSNorm bwd 2048x8192 (dx, partials)", f"P={p} WARPS={wp}", 3 * Ms * N * 2,
                lambda wp=wp, part=part: rms.rmsnorm_bwd(xs, w, dys, rstd[:Ms], dxs, part, BLOCK_N=8192, WARPS=wp))
 
-    B, S, H = 56, 1024, 1024
-    xd, wd, bd, sc, sh, yd, md, rd = dit_tensors(B, S, H)
-    for wp in (1, 2, 4, 8):
-        yield ("DiT fwd 56x1024x1024", f"WARPS={wp}", 2 * B * S * H * 2,
-               lambda wp=wp: dit.dit_modulate_fwd(xd, wd, bd, sc, sh, yd, md, rd, eps=1e-6, WARPS=wp))
-    dyd, dxd = torch.randn_like(xd), torch.empty_like(xd)
-    rd.copy_(torch.rand(B, S, device=DEV) + 0.5)
-    for sb in (2, 4, 8):
-        parts = [torch.empty(B, sb, H, device=DEV) for _ in range(4)]
-        for wp in (4, 8):
-            yield ("DiT bwd 56x1024x1024 (dx, partials)", f"SB={sb} WARPS={wp}", 3 * B * S * H * 2,
-                   lambda wp=wp, parts=parts: dit.dit_modulate_bwd(xd, wd, bd, sc, dyd, md, rd, dxd, *parts, WARPS=wp))
-
-
-CHECKS = {}  # workload -> () -> relative error of the output the last config wrote
+    del ref_y, ref_dx
+    yield from dit_sweep(dit, (1, 2, 4, 8), (2, 4, 8), (4, 8))
 
 
 def variant_cases():
@@ -149,10 +187,7 @@ def variant_cases():
     rstd.copy_(torch.rand(M, device=DEV) + 0.5)
     dyl, dxl = torch.randn_like(x), torch.empty_like(x)
     dwp, dbp = torch.empty(sms, N, device=DEV), torch.empty(sms, N, device=DEV)
-    xh = (x.float() - mean[:, None]) * rstd[:, None]
-    g = dyl.float() * w.float()
-    ref_ln_dx = rstd[:, None] * (g - g.mean(1, keepdim=True) - xh * (g * xh).mean(1, keepdim=True))
-    del xh, g
+    ref_ln_dx = ln_dx_ref(x, dyl.float() * w.float(), mean, rstd)
     CHECKS["LayerNorm bwd 32768x8192 (dx, partials)"] = lambda: rel_err(dxl, ref_ln_dx)
     for wp in (8, 16):
         yield ("LayerNorm bwd 32768x8192 (dx, partials)", f"stdlib WARPS={wp} P=1x", 3 * M * N * 2,
@@ -164,67 +199,33 @@ def variant_cases():
                lambda wp=wp: var.ln_bwd_reload(x, w, dyl, mean, rstd, dxl, dwp, dbp, WARPS=wp))
     dy, dx = torch.randn_like(x), torch.empty_like(x)
     rstd.copy_(torch.rand(M, device=DEV) + 0.5)
-    g = dy.float() * w.float()
-    r = rstd[:, None]
-    ref_rms_dx = g * r - x.float() * r ** 3 / N * (g * x.float()).sum(1, keepdim=True)
-    del g
+    ref_rms_dx = rms_dx_ref(x, w, dy, rstd)
     CHECKS["RMSNorm bwd 32768x8192 (dx, partials)"] = lambda: rel_err(dx, ref_rms_dx)
-    for pm in (1,):
-        part = torch.empty(pm * sms, N, device=DEV)
-        yield ("RMSNorm bwd 32768x8192 (dx, partials)", f"stdlib WARPS=16 P={pm}x", 3 * M * N * 2,
-               lambda part=part: rms.rmsnorm_bwd(x, w, dy, rstd, dx, part, BLOCK_N=8192, WARPS=16))
-        for wp in (8, 16):
-            yield ("RMSNorm bwd 32768x8192 (dx, partials)", f"reload WARPS={wp} P={pm}x", 3 * M * N * 2,
-                   lambda wp=wp, part=part: var.rms_bwd_reload(x, w, dy, rstd, dx, part, WARPS=wp))
-    B, S, H = 56, 1024, 1024
-    xd, wd, bd, sc, sh, yd, md, rd = dit_tensors(B, S, H)
-    dfwd = 2 * B * S * H * 2
-    ref_d = F.layer_norm(xd.float(), (H,), wd.float(), bd.float(), 1e-6) * (1 + sc.float()[:, None, :]) + sh.float()[:, None, :]
-    CHECKS["DiT fwd 56x1024x1024"] = lambda: rel_err(yd, ref_d)
-    for wp in (1, 2, 4):
-        yield ("DiT fwd 56x1024x1024", f"stdlib WARPS={wp}", dfwd,
-               lambda wp=wp: dit.dit_modulate_fwd(xd, wd, bd, sc, sh, yd, md, rd, eps=1e-6, WARPS=wp))
-    dyd, dxd = torch.randn_like(xd), torch.empty_like(xd)
-    rd.copy_(torch.rand(B, S, device=DEV) + 0.5)
-    for sb in (8, 16, 32):
-        parts = [torch.empty(B, sb, H, device=DEV) for _ in range(4)]
-        for wp in (2, 4):
-            yield ("DiT bwd 56x1024x1024 (dx, partials)", f"SB={sb} WARPS={wp}", 3 * B * S * H * 2,
-                   lambda wp=wp, parts=parts: dit.dit_modulate_bwd(xd, wd, bd, sc, dyd, md, rd, dxd, *parts, WARPS=wp))
-        outs = [torch.empty(B, H, device=DEV, dtype=bf) for _ in range(2)] + [torch.empty(H, device=DEV, dtype=bf) for _ in range(2)]
-        for bn, bb in ((32, 8), (16, 8), (64, 8), (32, 16), (16, 16)) if sb == 8 else ((32, 8),):
-            yield ("DiT bwd reduce 56x1024x1024", f"SB={sb} BLOCK_N={bn} BLOCK_B={bb}", 4 * B * sb * H * 4,
-                   lambda parts=parts, outs=outs, bn=bn, bb=bb: dit.dit_modulate_bwd_reduce(*parts, *outs, BLOCK_N=bn, BLOCK_B=bb))
-    for wp, rows in ((2, 4), (2, 8)):
-        yield ("DiT fwd 56x1024x1024", f"rows WARPS={wp} ROWS={rows}", dfwd,
-               lambda wp=wp, rows=rows: var.dit_fwd_rows(xd, wd, bd, sc, sh, yd, md, rd, eps=1e-6, WARPS=wp, ROWS=rows))
-    del xd, wd, bd, sc, sh, yd, md, rd, dyd, dxd, parts
-    yield from tile_variant_cases(rms, dit, var, sms)
+    part = torch.empty(sms, N, device=DEV)
+    yield ("RMSNorm bwd 32768x8192 (dx, partials)", "stdlib WARPS=16 P=1x", 3 * M * N * 2,
+           lambda: rms.rmsnorm_bwd(x, w, dy, rstd, dx, part, BLOCK_N=8192, WARPS=16))
+    for wp in (8, 16):
+        yield ("RMSNorm bwd 32768x8192 (dx, partials)", f"reload WARPS={wp} P=1x", 3 * M * N * 2,
+               lambda wp=wp: var.rms_bwd_reload(x, w, dy, rstd, dx, part, WARPS=wp))
+    del x, y, dy, dx, dyl, dxl, ref_rms, ref_ln, ref_ln_dx, ref_rms_dx
+    rows_fwd = [(f"rows WARPS=2 ROWS={r}", lambda *t, r=r: var.dit_fwd_rows(*t, eps=1e-6, WARPS=2, ROWS=r)) for r in (4, 8)]
+    tile_fwd = [(f"tile ROWS={r} WARPS={wp}", lambda *t, r=r, wp=wp: var.dit_fwd_tile(*t, eps=1e-6, ROWS=r, WARPS=wp))
+                for r, wp in ((2, 2), (2, 4), (4, 4), (4, 8), (8, 8))]
+    yield from dit_sweep(dit, (1, 2, 4), (8, 16, 32), (2, 4), tag="stdlib ", extra_fwd=rows_fwd + tile_fwd,
+                         reduce_tiles=lambda sb: ((32, 8), (16, 8), (64, 8), (32, 16), (16, 16)) if sb == 8 else ((32, 8),))
+    yield from rows_variant_cases(rms, sms)
     yield from ln_rows_variant_cases(ln, sms)
     yield from wide_variant_cases(rms, var, sms)
 
 
-def tile_variant_cases(rms, dit, var, sms):
-    """Several rows per CTA as one [ROWS, N] tile against the stdlib's row at a time."""
+def rows_variant_cases(rms, sms):
+    """rmsnorm_bwd_rows ([ROWS, N] tiles) against rmsnorm_bwd, which walks one row at a time."""
     bf = torch.bfloat16
-    F = torch.nn.functional
-    B, S, H = 56, 1024, 1024
-    xd, wd, bd, sc, sh, yd, md, rd = dit_tensors(B, S, H)
-    ref_d = F.layer_norm(xd.float(), (H,), wd.float(), bd.float(), 1e-6) * (1 + sc.float()[:, None, :]) + sh.float()[:, None, :]
-    CHECKS["DiT fwd 56x1024x1024"] = lambda: rel_err(yd, ref_d)
-    yield ("DiT fwd 56x1024x1024", "stdlib WARPS=2", 2 * B * S * H * 2,
-           lambda: dit.dit_modulate_fwd(xd, wd, bd, sc, sh, yd, md, rd, eps=1e-6, WARPS=2))
-    for rows, wp in ((2, 2), (2, 4), (4, 4), (4, 8), (8, 8)):
-        yield ("DiT fwd 56x1024x1024", f"tile ROWS={rows} WARPS={wp}", 2 * B * S * H * 2,
-               lambda rows=rows, wp=wp: var.dit_fwd_tile(xd, wd, bd, sc, sh, yd, md, rd, eps=1e-6, ROWS=rows, WARPS=wp))
-    del xd, yd, ref_d
     for M, N in ((2048, 8192), (65536, 1024), (131072, 512), (32768, 2048), (16384, 4096)):
         x, w = torch.randn(M, N, device=DEV, dtype=bf), torch.randn(N, device=DEV, dtype=bf)
         dy, dx = torch.randn_like(x), torch.empty_like(x)
         rstd = torch.rsqrt(x.float().pow(2).mean(1) + 1e-6)
-        g = dy.float() * w.float()
-        r = rstd[:, None]
-        ref = g * r - x.float() * r ** 3 / N * (g * x.float()).sum(1, keepdim=True)
+        ref = rms_dx_ref(x, w, dy, rstd)
         wl = f"RMSNorm bwd {M}x{N} (dx, partials)"
         CHECKS[wl] = lambda dx=dx, ref=ref: rel_err(dx, ref)
         nbytes = 3 * M * N * 2
@@ -249,10 +250,7 @@ def ln_rows_variant_cases(ln, sms):
         x, w = torch.randn(M, N, device=DEV, dtype=bf), torch.randn(N, device=DEV, dtype=bf)
         dy, dx = torch.randn_like(x), torch.empty_like(x)
         mean, rstd = x.float().mean(1), torch.rsqrt(x.float().var(1, unbiased=False) + 1e-5)
-        xh = (x.float() - mean[:, None]) * rstd[:, None]
-        g = dy.float() * w.float()
-        ref = rstd[:, None] * (g - g.mean(1, keepdim=True) - xh * (g * xh).mean(1, keepdim=True))
-        del xh, g
+        ref = ln_dx_ref(x, dy.float() * w.float(), mean, rstd)
         wl = f"LayerNorm bwd {M}x{N} (dx, partials)"
         CHECKS[wl] = lambda dx=dx, ref=ref: rel_err(dx, ref)
         dwp, dbp = torch.empty(sms, N, device=DEV), torch.empty(sms, N, device=DEV)
@@ -288,8 +286,8 @@ def wide_variant_cases(rms, var, sms):
             yield (fwd, f"split CLUSTER={c} BLOCK_N={bn} WARPS={wp}", nbytes,
                    lambda x=x, w=w, y=y, rstd=rstd, c=c, bn=bn, wp=wp:
                    rms.rmsnorm_fwd_split(x, w, y, rstd, eps=1e-6, BLOCK_N=bn, CLUSTER=c, WARPS=wp))
-            for per_sm in (4,) if c == 16 and bn == 16384 else ():
-                p = max(1, per_sm * sms // c)
+            if c == 16 and bn == 16384:  # the persistent split, 4 CTAs per SM
+                p = max(1, 4 * sms // c)
                 yield (fwd, f"split_loop CLUSTER={c} BLOCK_N={bn} WARPS={wp} P={p}", nbytes,
                        lambda x=x, w=w, y=y, rstd=rstd, c=c, bn=bn, wp=wp, p=p:
                        var.rms_fwd_split_loop(x, w, y, rstd, eps=1e-6, BLOCK_N=bn, CLUSTER=c, WARPS=wp, P=p))
@@ -297,10 +295,7 @@ def wide_variant_cases(rms, var, sms):
         dy, dx = torch.randn_like(x), torch.empty_like(x)
         rstd.copy_(torch.rand(M, device=DEV) + 0.5)
         bwd = f"RMSNorm bwd {M}x{N} (dx, partials)"
-        g = dy.float() * w.float()
-        r = rstd[:, None]
-        ref = g * r - x.float() * r ** 3 / N * (g * x.float()).sum(1, keepdim=True)
-        del g
+        ref = rms_dx_ref(x, w, dy, rstd)
         CHECKS[bwd] = lambda dx=dx, ref=ref: rel_err(dx, ref)
         bsplits = ((8, 8192, 8),) if N <= 65536 else ((16, 16384, 16),)
         for c, bn, wp in bsplits:
@@ -338,10 +333,11 @@ def main():
         except Exception as e:  # noqa: BLE001 - a config that fails is reported, and fails the run
             bad += 1
             print(f"  {workload:40} {config:32} failed: {str(e).splitlines()[0][:160]}", flush=True)
-    with open(os.path.join(a.out, "variants.csv" if a.variants else "tune.csv"), "w") as f:
-        f.write("workload,config,us,GB/s\n")
+    with open(os.path.join(a.out, "variants.csv" if a.variants else "tune.csv"), "w", newline="") as f:
+        w = csv.writer(f)  # workload names hold commas ("(dx, partials)")
+        w.writerow(["workload", "config", "us", "GB/s"])
         for r in rows:
-            f.write(f"{r[0]},{r[1]},{r[2]:.2f},{r[3]:.1f}\n")
+            w.writerow([r[0], r[1], f"{r[2]:.2f}", f"{r[3]:.1f}"])
     print("\nbest per workload:")
     for wl in dict.fromkeys(r[0] for r in rows):
         best = min((r for r in rows if r[0] == wl), key=lambda r: r[2])
