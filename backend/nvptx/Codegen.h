@@ -2,6 +2,7 @@
 // pipeline) -> LLVM IR -> optimized by LLVM's O3 pipeline -> PTX text, for
 // sm_90a (PTX 8.0) by default. The parameter ABI is in backend/nvptx/Abi.h.
 #pragma once
+#include <cstdint>
 #include <string>
 
 #include "ir/IR.h"
@@ -15,11 +16,28 @@ struct TargetOptions {
   bool optimize = true;
 };
 
+/// The lowering's A/B knobs: environment variables (docs/language.md lists
+/// them), read once, each part of loweringKey().
+enum class Knob {
+  NoContract,          // FNK_NO_CONTRACT: no fma contraction
+  NoHoist,             // FNK_NO_HOIST: loads stay after the reductions they follow
+  NoPrefetch,          // FNK_NO_PREFETCH: row loops do not load the next row ahead
+  PrefetchMinChunks,   // FNK_PREFETCH_MIN_CHUNKS: prefetch only tiles of this many chunks per thread
+  PrefetchMaxThreads,  // FNK_PREFETCH_MAX_THREADS: prefetch past the register budget up to this CTA size
+  NoSiblingReduce,     // FNK_NO_SIBLING_REDUCE: each reduction crosses warps on its own
+  NoMinCtas,           // FNK_NO_MINCTAS: no occupancy request to ptxas
+  MinCtas,             // FNK_MINCTAS: ask ptxas for this many CTAs per SM
+  ScratchBarriers,     // FNK_SCRATCH_BARRIERS: a leading bar.sync before every scratch use
+  Unroll,              // FNK_UNROLL: unroll loops that load by this factor
+};
+/// The knob's variable as an integer (a non-numeric text counts as 1), or
+/// `dflt` when it is unset or empty.
+int64_t knob(Knob k, int64_t dflt = 0);
+
 /// Identifies the code this backend generates for a given IR: a revision
 /// string bumped with every change to the lowering, plus the values of the
-/// environment knobs the lowering reads (FNK_NO_PREFETCH, ...). Module caches
-/// key on it so that cubins of an older backend, or of another knob setting,
-/// are never reused.
+/// knobs. Module caches key on it so that cubins of an older backend, or of
+/// another knob setting, are never reused.
 std::string loweringKey();
 
 /// LLVM IR text of `fn` (before optimization when `opts.optimize` is false).

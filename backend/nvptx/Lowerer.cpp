@@ -12,6 +12,7 @@
 #include <llvm/Support/raw_ostream.h>
 
 #include "backend/nvptx/Abi.h"
+#include "backend/nvptx/Codegen.h"
 #include "ir/Pass.h"
 
 #pragma GCC diagnostic error "-Wswitch"
@@ -24,11 +25,7 @@ Lowerer::Lowerer(llvm::Module& m, const ir::Function& f) : ctx(m.getContext()), 
   // Triton do by default: fewer instructions in the memory-bound kernels'
   // inner loops. The interpreter rounds twice; the difference is within
   // every --check tolerance. FNK_NO_CONTRACT=1 keeps them apart.
-  static const bool noContract = [] {
-    const char* e = std::getenv("FNK_NO_CONTRACT");
-    return e && *e && *e != '0';
-  }();
-  if (!noContract) {
+  if (!knob(Knob::NoContract)) {
     llvm::FastMathFlags fmf;
     fmf.setAllowContract(true);
     b.setFastMathFlags(fmf);
@@ -80,10 +77,7 @@ llvm::Value* Lowerer::scratch(int64_t bytes, int which) {
 }
 
 llvm::Value* Lowerer::scratchBegin(int64_t bytes) {
-  static const bool off = [] {
-    const char* e = std::getenv("FNK_SCRATCH_BARRIERS");  // experiment knob: always the leading bar.sync
-    return e && *e && *e != '0';
-  }();
+  const bool off = knob(Knob::ScratchBarriers) != 0;  // experiment: always the leading bar.sync
   ++scratchUses;
   constexpr int64_t kSmall = 2048;  // the second buffer stays small (reductions' partials)
   using S = ScratchState;
@@ -230,11 +224,7 @@ int64_t Lowerer::fullOccupancyCtas() {
   // resident CTAs: ask ptxas for the thread limit (2048 / T CTAs per SM, at
   // most 32), i.e. <= 65536 / 2048 = 32 registers. Measured on PTX: DiT fwd
   // 4 warps 36 -> 32 registers without spills, 12 -> 16 CTAs per SM.
-  static const bool off = [] {
-    const char* e = std::getenv("FNK_NO_MINCTAS");
-    return e && *e && *e != '0';
-  }();
-  if (off || T > 256 || fn.body.empty()) return 0;
+  if (knob(Knob::NoMinCtas) || T > 256 || fn.body.empty()) return 0;
   bool loops = false;
   int64_t maxPer = 1;
   kernelShape(fn.body.front(), T, loops, maxPer);
@@ -280,8 +270,8 @@ Status Lowerer::run() {
   kernel->addFnAttr("nvvm.maxntid", std::to_string(T));
   // Experiment knob (FNK_MINCTAS=N): ask ptxas for N resident CTAs per SM
   // (.minnctapersm), which caps registers at 65536 / (N * T).
-  if (const char* e = std::getenv("FNK_MINCTAS"); e && std::atoi(e) > 0) {
-    kernel->addFnAttr("nvvm.minctasm", e);
+  if (int64_t n = knob(Knob::MinCtas); n > 0) {
+    kernel->addFnAttr("nvvm.minctasm", std::to_string(n));
   } else if (int64_t n = fullOccupancyCtas(); n > 0) {
     kernel->addFnAttr("nvvm.minctasm", std::to_string(n));
   }
@@ -346,11 +336,7 @@ Status Lowerer::run() {
 }
 
 Status Lowerer::hoistLoads(const ir::Block& blk, const ir::Operation* pos) {
-  static const bool off = [] {
-    const char* e = std::getenv("FNK_NO_HOIST");
-    return e && *e && *e != '0';
-  }();
-  if (off) return Status::ok();
+  if (knob(Knob::NoHoist)) return Status::ok();
   bool after = false;
   std::set<const ir::Value*> loadedBefore;  // a later load of these is a deliberate re-read
   for (const auto& op : blk.ops()) {
@@ -386,10 +372,7 @@ Status Lowerer::hoistLoads(const ir::Block& blk, const ir::Operation* pos) {
 }
 
 Status Lowerer::lowerWithSiblings(const ir::Block& blk, const ir::Operation& first) {
-  static const bool off = [] {
-    const char* e = std::getenv("FNK_NO_SIBLING_REDUCE");
-    return e && *e && *e != '0';
-  }();
+  const bool off = knob(Knob::NoSiblingReduce) != 0;
   std::vector<const ir::Operation*> group{&first};
   std::vector<const ir::Operation*> slice;  // pure ops the siblings need, in block order
   if (!off) {
@@ -599,10 +582,7 @@ Status Lowerer::lowerFor(const ir::Operation& op) {
   // registers, so the next row's bytes are in flight during this row's
   // reductions. Past the end the row index is out of bounds and the loads
   // are masked off (no memory access).
-  static const bool noPrefetch = [] {
-    const char* e = std::getenv("FNK_NO_PREFETCH");
-    return e && *e && *e != '0';
-  }();
+  const bool noPrefetch = knob(Knob::NoPrefetch) != 0;
   const ir::Value* ivArg = body.argument(0);
   std::vector<const ir::Operation*> pf;
   for (const auto& bop : body.ops()) {
@@ -651,10 +631,7 @@ Status Lowerer::lowerFor(const ir::Operation& op) {
       }
     };
     scan(body);
-    static const int64_t maxThreads = [] {
-      const char* e = std::getenv("FNK_PREFETCH_MAX_THREADS");  // experiment knob: bypass the budget up to this many threads
-      return e && std::atoi(e) > 0 ? static_cast<int64_t>(std::atoi(e)) : int64_t{0};
-    }();
+    const int64_t maxThreads = knob(Knob::PrefetchMaxThreads);  // experiment: past the budget up to this CTA size
     const int64_t cap = std::min<int64_t>(255, 65536 / T);
     const bool fits = live + pfRegs <= cap / 2 || T <= maxThreads;
     // One-chunk tiles too (FNK_PREFETCH_MIN_CHUNKS=2 restores the v1.5 rule
@@ -662,10 +639,7 @@ Status Lowerer::lowerFor(const ir::Operation& op) {
     // few CTAs per SM), so registers do not set its occupancy and the next
     // row's latency is what the loop waits on (the DiT backward walks 128
     // rows of 1024 per CTA).
-    static const int64_t minChunks = [] {
-      const char* e = std::getenv("FNK_PREFETCH_MIN_CHUNKS");
-      return e && std::atoi(e) > 0 ? static_cast<int64_t>(std::atoi(e)) : int64_t{1};
-    }();
+    const int64_t minChunks = std::max<int64_t>(1, knob(Knob::PrefetchMinChunks, 1));
     if (maxChunks < minChunks || pfRegs > 40 || !fits) pf.clear();
   }
   std::vector<TV> pfInit;
@@ -742,10 +716,7 @@ Status Lowerer::lowerFor(const ir::Operation& op) {
   llvm::Value* next = b.CreateAdd(iv, step, "iv.next");
   llvm::BasicBlock* latch = b.GetInsertBlock();
   llvm::BranchInst* back = b.CreateBr(header);
-  static const int unroll = [] {
-    const char* e = std::getenv("FNK_UNROLL");
-    return e ? std::atoi(e) : 1;
-  }();
+  const int64_t unroll = knob(Knob::Unroll, 1);
   if (unroll > 1 && hasLoad(body)) {
     // Experiment knob (FNK_UNROLL=N): N iterations' loads in flight per thread.
     // v0 measurement (docs/perf-notes.md): N=2 raised registers 27 -> 48 and

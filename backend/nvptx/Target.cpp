@@ -3,6 +3,8 @@
 #include <cstdlib>
 #include <memory>
 #include <mutex>
+#include <string>
+#include <vector>
 
 #include <llvm/Analysis/CGSCCPassManager.h>
 #include <llvm/Analysis/LoopAnalysisManager.h>
@@ -80,14 +82,37 @@ Status buildModule(const ir::Function& fn, const TargetOptions& opts, llvm::LLVM
 
 }  // namespace
 
+namespace {
+constexpr const char* kKnobNames[] = {"FNK_NO_CONTRACT",          "FNK_NO_HOIST",  "FNK_NO_PREFETCH",
+                                      "FNK_PREFETCH_MIN_CHUNKS",  "FNK_PREFETCH_MAX_THREADS",
+                                      "FNK_NO_SIBLING_REDUCE",    "FNK_NO_MINCTAS", "FNK_MINCTAS",
+                                      "FNK_SCRATCH_BARRIERS",     "FNK_UNROLL"};  // in Knob's order
+
+/// Each knob's text ("" when unset), read once.
+const std::vector<std::string>& knobTexts() {
+  static const std::vector<std::string> texts = [] {
+    std::vector<std::string> t;
+    for (const char* name : kKnobNames) {
+      const char* e = std::getenv(name);
+      t.push_back(e ? e : "");
+    }
+    return t;
+  }();
+  return texts;
+}
+}  // namespace
+
+int64_t knob(Knob k, int64_t dflt) {
+  const std::string& t = knobTexts()[static_cast<size_t>(k)];
+  if (t.empty()) return dflt;
+  char* end = nullptr;
+  const long long v = std::strtoll(t.c_str(), &end, 10);
+  return end && *end == '\0' ? static_cast<int64_t>(v) : 1;
+}
+
 std::string loweringKey() {
   std::string k = "nvptx-v1.10";  // bump with every change to the lowering
-  for (const char* name : {"FNK_NO_PREFETCH", "FNK_PREFETCH_MAX_THREADS", "FNK_NO_HOIST", "FNK_NO_MINCTAS",
-                           "FNK_SCRATCH_BARRIERS", "FNK_MINCTAS", "FNK_UNROLL", "FNK_NO_CONTRACT",
-                           "FNK_NO_SIBLING_REDUCE", "FNK_PREFETCH_MIN_CHUNKS"}) {
-    const char* e = std::getenv(name);
-    k += std::string("|") + (e ? e : "");
-  }
+  for (const std::string& t : knobTexts()) k += "|" + t;
   return k;
 }
 
