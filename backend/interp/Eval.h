@@ -35,6 +35,8 @@ struct Memory {
 class SlotMap {
 public:
   explicit SlotMap(const ir::Function& fn);
+  /// One region's values only (the launch region: launchGrid needs no body).
+  explicit SlotMap(const ir::Region& r) { addRegion(r); }
   /// -1 for a value the function does not define (malformed IR).
   int64_t find(const ir::Value* v) const {
     auto it = index_.find(v);

@@ -276,7 +276,7 @@ Status launchGrid(const ir::Function& fn, const std::vector<Arg>& args, int64_t 
   Bound bound;
   if (Status s = bindArgs(fn, args, bound, /*needData=*/false); !s) return s;
   if (fn.launch.empty()) return Status::error("the kernel lacks a launch region");
-  return evalLaunch(fn, args, bound, SlotMap(fn), grid);
+  return evalLaunch(fn, args, bound, SlotMap(fn.launch), grid);  // called per GPU launch: no map of the body
 }
 
 }  // namespace fnk::interp
