@@ -66,13 +66,16 @@ def _split(n, backward=False):
 
 
 def _ln_fwd_block(n):
-    """LayerNorm forward: 2048-wide chunks (345 us at 32768x8192, against 372
-    for the whole row, which holds x across the mean for the variance)."""
+    """LayerNorm forward: 2048-wide chunks (345 us at 32768x8192 on the H200,
+    against 358-372 for the whole-row schedules, layernorm_fwd_row's one-pass
+    statistics included; docs/perf-notes.md)."""
     return min(_block(n), 2048)
 
 
 def _bwd_warps(n):
-    """bench/tune.py at 32768x8192: 16 warps 645 us, 8 warps 681, 32 warps 742."""
+    """bench/tune.py at 32768x8192 on the H200, backend v3: LayerNorm backward
+    16 warps 536 us, 8 warps 546-562 (backend v1, RMSNorm: 16 warps 645, 8 681,
+    32 742)."""
     return 16 if n >= 4096 else 8
 
 
