@@ -97,6 +97,13 @@ def _rows(x, n):
     return x.contiguous().view(-1, n)
 
 
+def _bwd_rows_config(n):
+    """The *_bwd_rows kernels' settings for rows of n <= 1024: a [ROWS, BLOCK_N]
+    tile of 8192 elements (16 rows at most) over 8 warps."""
+    block = _block(n)
+    return dict(BLOCK_N=block, ROWS=min(16, 8192 // block), WARPS=8)
+
+
 class _RMSNorm(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x, weight, eps):
@@ -126,8 +133,7 @@ class _RMSNorm(torch.autograd.Function):
             # Short rows, several per step (bench/tune.py: 131072x512 190 us
             # against 550 one row at a time, 65536x1024 159-192 against 301-312).
             partial = torch.empty(_partials(m, x2.device), n, device=x2.device, dtype=torch.float32)
-            mod.rmsnorm_bwd_rows(x2, w, dy2, rstd, dx, partial, BLOCK_N=_block(n), ROWS=min(16, 8192 // _block(n)),
-                                 WARPS=8, T=_dtype(x2))
+            mod.rmsnorm_bwd_rows(x2, w, dy2, rstd, dx, partial, **_bwd_rows_config(n), T=_dtype(x2))
         elif n <= 8192:
             partial = torch.empty(_partials(m, x2.device), n, device=x2.device, dtype=torch.float32)
             mod.rmsnorm_bwd(x2, w, dy2, rstd, dx, partial, BLOCK_N=_block(n), WARPS=_bwd_warps(n), T=_dtype(x2))
@@ -165,7 +171,12 @@ class _LayerNorm(torch.autograd.Function):
         dwp = torch.empty(p, n, device=x2.device, dtype=torch.float32)
         dbp = torch.empty(p, n, device=x2.device, dtype=torch.float32)
         mod = _module("layernorm")
-        mod.layernorm_bwd(x2, w, dy2, mean, rstd, dx, dwp, dbp, BLOCK_N=_block(n), WARPS=_bwd_warps(n), T=_dtype(x2))
+        if n <= 1024:
+            # As the RMSNorm backward (bench/tune.py on the H200: 131072x512
+            # 193 us against 591 one row at a time, 65536x1024 194 against 311).
+            mod.layernorm_bwd_rows(x2, w, dy2, mean, rstd, dx, dwp, dbp, **_bwd_rows_config(n), T=_dtype(x2))
+        else:
+            mod.layernorm_bwd(x2, w, dy2, mean, rstd, dx, dwp, dbp, BLOCK_N=_block(n), WARPS=_bwd_warps(n), T=_dtype(x2))
         dw, db = torch.empty_like(w), torch.empty_like(w)
         mod.layernorm_bwd_dwdb(dwp, dbp, dw, db, T=_dtype(w))
         return dx.view(ctx.shape), dw, db, None
