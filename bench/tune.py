@@ -183,6 +183,9 @@ def variant_cases():
                lambda wp=wp: var.ln_fwd_reload(x, w, b, y, mean, rstd, eps=1e-6, WARPS=wp))
         yield ("LayerNorm fwd 32768x8192", f"reload3 WARPS={wp}", fwd,
                lambda wp=wp: var.ln_fwd_reload3(x, w, b, y, mean, rstd, eps=1e-6, WARPS=wp))
+    for p, wp in ((sms, 16), (2 * sms, 8), (2 * sms, 16), (4 * sms, 8)):
+        yield ("LayerNorm fwd 32768x8192", f"persist P={p} WARPS={wp}", fwd,
+               lambda p=p, wp=wp: var.ln_fwd_persist(x, w, b, y, mean, rstd, eps=1e-6, P=p, WARPS=wp))
     mean.copy_(torch.randn(M, device=DEV) * 0.1)
     rstd.copy_(torch.rand(M, device=DEV) + 0.5)
     dyl, dxl = torch.randn_like(x), torch.empty_like(x)
@@ -211,7 +214,9 @@ def variant_cases():
     rows_fwd = [(f"rows WARPS=2 ROWS={r}", lambda *t, r=r: var.dit_fwd_rows(*t, eps=1e-6, WARPS=2, ROWS=r)) for r in (4, 8)]
     tile_fwd = [(f"tile ROWS={r} WARPS={wp}", lambda *t, r=r, wp=wp: var.dit_fwd_tile(*t, eps=1e-6, ROWS=r, WARPS=wp))
                 for r, wp in ((2, 2), (2, 4), (4, 4), (4, 8), (8, 8))]
-    yield from dit_sweep(dit, (1, 2, 4), (8, 16, 32), (2, 4), tag="stdlib ", extra_fwd=rows_fwd + tile_fwd,
+    persist_fwd = [(f"persist SB={sb} WARPS={wp}", lambda *t, sb=sb, wp=wp: var.dit_fwd_persist(*t, eps=1e-6, SB=sb, WARPS=wp))
+                   for sb in (16, 32, 64) for wp in (1, 2, 4)]
+    yield from dit_sweep(dit, (1, 2, 4), (8, 16, 32), (2, 4), tag="stdlib ", extra_fwd=rows_fwd + tile_fwd + persist_fwd,
                          reduce_tiles=lambda sb: ((32, 8), (16, 8), (64, 8), (32, 16), (16, 16)) if sb == 8 else ((32, 8),))
     yield from rows_variant_cases(rms, sms)
     yield from ln_rows_variant_cases(ln, sms)
@@ -236,6 +241,12 @@ def rows_variant_cases(rms, sms):
                rms.rmsnorm_bwd(x, w, dy, rstd, dx, part, BLOCK_N=n, WARPS=wp))
         configs = {8192: ((2, 16, sms),), 4096: ((2, 16, sms),), 2048: ((4, 8, sms), (8, 8, sms)),
                    1024: ((8, 8, sms), (16, 8, sms)), 512: ((16, 8, sms), (32, 8, sms))}[N]
+        if N == 8192:  # split over a cluster: more rows in flight per SM
+            for c, bn, wp, per_sm in ((2, 4096, 8, 1), (2, 4096, 8, 2), (2, 4096, 16, 1), (4, 2048, 8, 2), (4, 2048, 4, 4)):
+                part = torch.empty(max(1, per_sm * sms // c), N, device=DEV)
+                yield (wl, f"split CLUSTER={c} BLOCK_N={bn} WARPS={wp} P={part.shape[0]}", nbytes,
+                       lambda x=x, w=w, dy=dy, rstd=rstd, dx=dx, part=part, c=c, bn=bn, wp=wp:
+                       rms.rmsnorm_bwd_split(x, w, dy, rstd, dx, part, BLOCK_N=bn, CLUSTER=c, WARPS=wp))
         for rows, wp, p in configs:
             part = torch.empty(p, N, device=DEV)
             yield (wl, f"rows ROWS={rows} WARPS={wp} P={p}", nbytes,
@@ -279,7 +290,7 @@ def wide_variant_cases(rms, var, sms):
         if N <= 65536:
             yield (fwd, "stdlib chunked BLOCK_N=8192 WARPS=16", nbytes,
                    lambda x=x, w=w, y=y, rstd=rstd: rms.rmsnorm_fwd(x, w, y, rstd, eps=1e-6, BLOCK_N=8192, WARPS=16))
-            splits = ((8, 8192, 8), (2, 32768, 32), (16, 4096, 4))
+            splits = ((8, 8192, 8), (8, 8192, 16), (4, 16384, 16), (2, 32768, 32), (16, 4096, 4))
         else:
             splits = ((16, 16384, 16), (8, 32768, 32))
         for c, bn, wp in splits:
@@ -297,7 +308,7 @@ def wide_variant_cases(rms, var, sms):
         bwd = f"RMSNorm bwd {M}x{N} (dx, partials)"
         ref = rms_dx_ref(x, w, dy, rstd)
         CHECKS[bwd] = lambda dx=dx, ref=ref: rel_err(dx, ref)
-        bsplits = ((8, 8192, 8),) if N <= 65536 else ((16, 16384, 16),)
+        bsplits = ((8, 8192, 8), (8, 8192, 16), (4, 16384, 16)) if N <= 65536 else ((16, 16384, 16), (16, 16384, 32))
         for c, bn, wp in bsplits:
             for per_sm in (2, 4, 8):
                 part = torch.empty(max(1, per_sm * sms // c), N, device=DEV)
@@ -311,13 +322,14 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", default=os.environ.get("OUT", "/tmp/fnk-bench"))
     ap.add_argument("--variants", action="store_true", help="bench/variants.fnk against the stdlib instead")
-    ap.add_argument("--only", default="", help="run only configs whose 'workload config' contains this")
+    ap.add_argument("--only", action="append", default=[],
+                    help="run only configs whose 'workload config' contains this (repeatable: any of them)")
     ap.add_argument("--reps", type=int, default=20)
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
     rows, bad = [], 0
     for workload, config, nbytes, fn in (variant_cases() if a.variants else cases()):
-        if a.only and a.only not in f"{workload} {config}":
+        if a.only and not any(o in f"{workload} {config}" for o in a.only):
             continue
         try:
             us = bench.time_graph(fn, a.reps)
