@@ -183,9 +183,10 @@ def variant_cases():
                lambda wp=wp: var.ln_fwd_reload(x, w, b, y, mean, rstd, eps=1e-6, WARPS=wp))
         yield ("LayerNorm fwd 32768x8192", f"reload3 WARPS={wp}", fwd,
                lambda wp=wp: var.ln_fwd_reload3(x, w, b, y, mean, rstd, eps=1e-6, WARPS=wp))
-    for p, wp in ((sms, 16), (2 * sms, 8), (2 * sms, 16), (4 * sms, 8)):
-        yield ("LayerNorm fwd 32768x8192", f"persist P={p} WARPS={wp}", fwd,
-               lambda p=p, wp=wp: var.ln_fwd_persist(x, w, b, y, mean, rstd, eps=1e-6, P=p, WARPS=wp))
+    for k in ("persist", "persist1", "persist_nm"):
+        for p, wp in ((sms, 16), (2 * sms, 8), (2 * sms, 16), (4 * sms, 8)):
+            yield ("LayerNorm fwd 32768x8192", f"{k} P={p} WARPS={wp}", fwd,
+                   lambda k=k, p=p, wp=wp: getattr(var, f"ln_fwd_{k}")(x, w, b, y, mean, rstd, eps=1e-6, P=p, WARPS=wp))
     mean.copy_(torch.randn(M, device=DEV) * 0.1)
     rstd.copy_(torch.rand(M, device=DEV) + 0.5)
     dyl, dxl = torch.randn_like(x), torch.empty_like(x)
@@ -216,6 +217,10 @@ def variant_cases():
                 for r, wp in ((2, 2), (2, 4), (4, 4), (4, 8), (8, 8))]
     persist_fwd = [(f"persist SB={sb} WARPS={wp}", lambda *t, sb=sb, wp=wp: var.dit_fwd_persist(*t, eps=1e-6, SB=sb, WARPS=wp))
                    for sb in (16, 32, 64) for wp in (1, 2, 4)]
+    persist_fwd += [(f"{k} SB={sb} WARPS={wp}", lambda *t, k=k, sb=sb, wp=wp: getattr(var, f"dit_fwd_{k}")(*t, eps=1e-6, SB=sb, WARPS=wp))
+                    for k in ("persist", "persist1", "persist_nm") for sb in (128,) for wp in (2, 4)]
+    persist_fwd += [(f"{k} SB=64 WARPS={wp}", lambda *t, k=k, wp=wp: getattr(var, f"dit_fwd_{k}")(*t, eps=1e-6, SB=64, WARPS=wp))
+                    for k in ("persist1", "persist_nm") for wp in (2, 4)]
     yield from dit_sweep(dit, (1, 2, 4), (8, 16, 32), (2, 4), tag="stdlib ", extra_fwd=rows_fwd + tile_fwd + persist_fwd,
                          reduce_tiles=lambda sb: ((32, 8), (16, 8), (64, 8), (32, 16), (16, 16)) if sb == 8 else ((32, 8),))
     yield from rows_variant_cases(rms, sms)
@@ -310,7 +315,7 @@ def wide_variant_cases(rms, var, sms):
         CHECKS[bwd] = lambda dx=dx, ref=ref: rel_err(dx, ref)
         bsplits = ((8, 8192, 8), (8, 8192, 16), (4, 16384, 16)) if N <= 65536 else ((16, 16384, 16), (16, 16384, 32))
         for c, bn, wp in bsplits:
-            for per_sm in (2, 4, 8):
+            for per_sm in (2, 4, 8, 16):
                 part = torch.empty(max(1, per_sm * sms // c), N, device=DEV)
                 yield (bwd, f"split CLUSTER={c} BLOCK_N={bn} WARPS={wp} P={part.shape[0]}", 3 * M * N * 2,
                        lambda x=x, w=w, dy=dy, rstd=rstd, dx=dx, part=part, c=c, bn=bn, wp=wp:
