@@ -54,8 +54,8 @@ def ln_dx_ref(x, g, mean, rstd):
     return rstd[..., None] * (g - g.mean(-1, keepdim=True) - xh * (g * xh).mean(-1, keepdim=True))
 
 
-def dit_sweep(dit, fwd_warps, sbs, bwd_warps, tag="", reduce_tiles=lambda sb: ((32, 8),), extra_fwd=()):
-    """The DiT forward at each of fwd_warps and the extra_fwd (config, call(*tensors)) candidates, then the
+def dit_sweep(dit, fwd_configs, sbs, bwd_warps, tag="", reduce_tiles=lambda sb: ((32, 8),), extra_fwd=()):
+    """The DiT forward at each (SB, WARPS) of fwd_configs and the extra_fwd (config, call(*tensors)) candidates, then the
     backward at each SB x WARPS and its reduce at each reduce_tiles(sb) (BLOCK_N, BLOCK_B); y and dx are judged."""
     B, S, H = 56, 1024, 1024
     t = dit_tensors(B, S, H)
@@ -64,8 +64,9 @@ def dit_sweep(dit, fwd_warps, sbs, bwd_warps, tag="", reduce_tiles=lambda sb: ((
     ref_y = F.layer_norm(xd.float(), (H,), wd.float(), bd.float(), 1e-6) * (1 + sc.float()[:, None, :]) + sh.float()[:, None, :]
     CHECKS["DiT fwd 56x1024x1024"] = lambda: rel_err(yd, ref_y)
     fwd = 2 * B * S * H * 2
-    for wp in fwd_warps:
-        yield ("DiT fwd 56x1024x1024", f"{tag}WARPS={wp}", fwd, lambda wp=wp: dit.dit_modulate_fwd(*t, eps=1e-6, WARPS=wp))
+    for sb, wp in fwd_configs:
+        yield ("DiT fwd 56x1024x1024", f"{tag}SB={sb} WARPS={wp}", fwd,
+               lambda sb=sb, wp=wp: dit.dit_modulate_fwd(*t, eps=1e-6, SB=sb, WARPS=wp))
     for config, call in extra_fwd:
         yield ("DiT fwd 56x1024x1024", config, fwd, lambda call=call: call(*t))
     dyd, dxd = torch.randn_like(xd), torch.empty_like(xd)
@@ -141,7 +142,7 @@ def cases():
                lambda wp=wp, part=part: rms.rmsnorm_bwd(xs, w, dys, rstd[:Ms], dxs, part, BLOCK_N=8192, WARPS=wp))
 
     del ref_y, ref_dx
-    yield from dit_sweep(dit, (1, 2, 4, 8), (2, 4, 8), (4, 8))
+    yield from dit_sweep(dit, ((32, 2), (64, 1), (64, 2), (64, 4), (128, 2)), (2, 4, 8), (4, 8))
 
 
 def variant_cases():
@@ -175,18 +176,14 @@ def variant_cases():
     for bn, wp in ((2048, 8), (1024, 4), (1024, 8), (4096, 8), (4096, 16)):
         yield ("LayerNorm fwd 32768x8192", f"stdlib BLOCK_N={bn} WARPS={wp}", fwd,
                lambda bn=bn, wp=wp: ln.layernorm_fwd(x, w, b, y, mean, rstd, eps=1e-6, BLOCK_N=bn, WARPS=wp))
-    for wp in (4, 8, 16):
-        yield ("LayerNorm fwd 32768x8192", f"stdlib row WARPS={wp}", fwd,
-               lambda wp=wp: ln.layernorm_fwd_row(x, w, b, y, mean, rstd, eps=1e-6, BLOCK_N=8192, WARPS=wp))
+    for p, wp in ((sms, 16), (2 * sms, 8), (2 * sms, 16), (4 * sms, 8)):
+        yield ("LayerNorm fwd 32768x8192", f"stdlib persist P={p} WARPS={wp}", fwd,
+               lambda p=p, wp=wp: ln.layernorm_fwd_persist(x, w, b, y, mean, rstd, eps=1e-6, P=p, WARPS=wp))
     for wp in (8, 16):
         yield ("LayerNorm fwd 32768x8192", f"reload WARPS={wp}", fwd,
                lambda wp=wp: var.ln_fwd_reload(x, w, b, y, mean, rstd, eps=1e-6, WARPS=wp))
         yield ("LayerNorm fwd 32768x8192", f"reload3 WARPS={wp}", fwd,
                lambda wp=wp: var.ln_fwd_reload3(x, w, b, y, mean, rstd, eps=1e-6, WARPS=wp))
-    for k in ("persist", "persist1", "persist_nm"):
-        for p, wp in ((sms, 16), (2 * sms, 8), (2 * sms, 16), (4 * sms, 8)):
-            yield ("LayerNorm fwd 32768x8192", f"{k} P={p} WARPS={wp}", fwd,
-                   lambda k=k, p=p, wp=wp: getattr(var, f"ln_fwd_{k}")(x, w, b, y, mean, rstd, eps=1e-6, P=p, WARPS=wp))
     mean.copy_(torch.randn(M, device=DEV) * 0.1)
     rstd.copy_(torch.rand(M, device=DEV) + 0.5)
     dyl, dxl = torch.randn_like(x), torch.empty_like(x)
@@ -215,13 +212,7 @@ def variant_cases():
     rows_fwd = [(f"rows WARPS=2 ROWS={r}", lambda *t, r=r: var.dit_fwd_rows(*t, eps=1e-6, WARPS=2, ROWS=r)) for r in (4, 8)]
     tile_fwd = [(f"tile ROWS={r} WARPS={wp}", lambda *t, r=r, wp=wp: var.dit_fwd_tile(*t, eps=1e-6, ROWS=r, WARPS=wp))
                 for r, wp in ((2, 2), (2, 4), (4, 4), (4, 8), (8, 8))]
-    persist_fwd = [(f"persist SB={sb} WARPS={wp}", lambda *t, sb=sb, wp=wp: var.dit_fwd_persist(*t, eps=1e-6, SB=sb, WARPS=wp))
-                   for sb in (16, 32, 64) for wp in (1, 2, 4)]
-    persist_fwd += [(f"{k} SB={sb} WARPS={wp}", lambda *t, k=k, sb=sb, wp=wp: getattr(var, f"dit_fwd_{k}")(*t, eps=1e-6, SB=sb, WARPS=wp))
-                    for k in ("persist", "persist1", "persist_nm") for sb in (128,) for wp in (2, 4)]
-    persist_fwd += [(f"{k} SB=64 WARPS={wp}", lambda *t, k=k, wp=wp: getattr(var, f"dit_fwd_{k}")(*t, eps=1e-6, SB=64, WARPS=wp))
-                    for k in ("persist1", "persist_nm") for wp in (2, 4)]
-    yield from dit_sweep(dit, (1, 2, 4), (8, 16, 32), (2, 4), tag="stdlib ", extra_fwd=rows_fwd + tile_fwd + persist_fwd,
+    yield from dit_sweep(dit, ((64, 2),), (8, 16, 32), (2, 4), tag="stdlib ", extra_fwd=rows_fwd + tile_fwd,
                          reduce_tiles=lambda sb: ((32, 8), (16, 8), (64, 8), (32, 16), (16, 16)) if sb == 8 else ((32, 8),))
     yield from rows_variant_cases(rms, sms)
     yield from ln_rows_variant_cases(ln, sms)

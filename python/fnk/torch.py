@@ -66,9 +66,9 @@ def _split(n, backward=False):
 
 
 def _ln_fwd_block(n):
-    """LayerNorm forward: 2048-wide chunks (345 us at 32768x8192 on the H200,
-    against 358-372 for the whole-row schedules, layernorm_fwd_row's one-pass
-    statistics included; docs/perf-notes.md)."""
+    """LayerNorm forward up to 4096 columns and beyond 8192: 2048-wide chunks
+    (345 us at 32768x8192 on the H200, against 358-372 for the one-row-per-CTA
+    whole-row schedules; docs/perf-notes.md)."""
     return min(_block(n), 2048)
 
 
@@ -85,8 +85,11 @@ def _partials(m, device, per_sm=1):
     within 1% at 32768x8192, and more CTAs only add partial rows for the dw
     reduction to read); the cluster kernels want 4 (1024x262144: 1129 us at
     4 per SM, 1543 at 1)."""
-    sms = torch.cuda.get_device_properties(device).multi_processor_count
-    return max(1, min(m, per_sm * sms))
+    return max(1, min(m, per_sm * _sms(device)))
+
+
+def _sms(device):
+    return torch.cuda.get_device_properties(device).multi_processor_count
 
 
 def _rows(x, n):
@@ -139,7 +142,12 @@ class _RMSNorm(torch.autograd.Function):
             mod.rmsnorm_bwd(x2, w, dy2, rstd, dx, partial, BLOCK_N=_block(n), WARPS=_bwd_warps(n), T=_dtype(x2))
         else:
             c, b, warps = _split(n, backward=True)
-            partial = torch.empty(max(1, _partials(m, x2.device, per_sm=4) // c), n, device=x2.device, dtype=torch.float32)
+            # Clusters in all: 8 CTAs per SM for clusters of up to 8 (8192x65536:
+            # 1145 us against 1211 at 4 per SM), 4 for 16 (1024x262144: 885 us
+            # against 918 at 8).
+            per_sm = 8 if c <= 8 else 4
+            partial = torch.empty(max(1, _partials(m, x2.device, per_sm=per_sm) // c), n, device=x2.device,
+                                  dtype=torch.float32)
             mod.rmsnorm_bwd_split(x2, w, dy2, rstd, dx, partial, BLOCK_N=b, CLUSTER=c, WARPS=warps, T=_dtype(x2))
         dw = torch.empty_like(w)
         mod.rmsnorm_bwd_dw(partial, dw, T=_dtype(w))
@@ -156,7 +164,16 @@ class _LayerNorm(torch.autograd.Function):
         y = torch.empty_like(x2)
         mean = torch.empty(m, device=x.device, dtype=torch.float32)
         rstd = torch.empty(m, device=x.device, dtype=torch.float32)
-        _module("layernorm").layernorm_fwd(x2, w, b, y, mean, rstd, eps=float(eps), BLOCK_N=_ln_fwd_block(n), T=_dtype(x2))
+        mod = _module("layernorm")
+        if 4096 < n <= 8192:
+            # One CTA of 16 warps per SM walks the rows, w and b in registers
+            # (bench/tune.py at 32768x8192: 327-330 us against 345 chunked).
+            # P is a constant of the kernel: the SM count, not min(M, SMs),
+            # so that the row count does not pick a new compilation.
+            mod.layernorm_fwd_persist(x2, w, b, y, mean, rstd, eps=float(eps), P=_sms(x.device), WARPS=16,
+                                      T=_dtype(x2))
+        else:
+            mod.layernorm_fwd(x2, w, b, y, mean, rstd, eps=float(eps), BLOCK_N=_ln_fwd_block(n), T=_dtype(x2))
         ctx.save_for_backward(x2, w, mean, rstd)
         ctx.shape = x.shape
         return y.view(x.shape)

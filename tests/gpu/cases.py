@@ -40,9 +40,9 @@ def rmsnorm_cases(rng, M, N):
     b = rng.standard_normal(N)
     yield ("stdlib/norm/layernorm.fnk", "layernorm_fwd", {"x": x, "w": w, "b": b}, ["y", "mean", "rstd"],
            {"eps": 1e-5}, {})
-    if N <= 8192:  # the one-pass whole-row kernel, on rows whose mean is far from zero
-        row = {"BLOCK_N": max(256, 1 << (N - 1).bit_length())}
-        yield ("stdlib/norm/layernorm.fnk", "layernorm_fwd_row", {"x": x + 20.0, "w": w, "b": b},
+    if N <= 8192:  # the persistent whole-row kernel (3 CTAs walk the rows), rows' mean far from zero
+        row = {"BLOCK_N": max(256, 1 << (N - 1).bit_length()), "P": 3}
+        yield ("stdlib/norm/layernorm.fnk", "layernorm_fwd_persist", {"x": x + 20.0, "w": w, "b": b},
                ["y", "mean", "rstd"], {"eps": 1e-5}, {}, row)
     yield ("stdlib/norm/layernorm.fnk", "layernorm_bwd", {"x": x, "w": w, "dy": dy, "mean": mu, "rstd": r},
            ["dx", "dw_partial", "db_partial"], {}, {"P": P})
@@ -63,12 +63,14 @@ def dit_cases(rng, B, S, H):
     dy = rng.standard_normal((B, S, H))
     mu, r = _mean_rstd(x)
     SB = cdiv(S, 8)
+    # SB = 3 CTAs per batch walk its rows (ragged unless 3 divides S).
     yield ("examples/dit_modulate.fnk", "dit_modulate_fwd",
-           {"x": x, "w": w, "b": b, "scale": scale, "shift": shift}, ["y", "mean", "rstd"], {"eps": 1e-5}, {})
+           {"x": x, "w": w, "b": b, "scale": scale, "shift": shift}, ["y", "mean", "rstd"], {"eps": 1e-5}, {},
+           {"SB": 3})
     # One-warp CTAs: the reductions finish in the butterfly, without scratch.
     yield ("examples/dit_modulate.fnk", "dit_modulate_fwd",
            {"x": x, "w": w, "b": b, "scale": scale, "shift": shift}, ["y", "mean", "rstd"], {"eps": 1e-5}, {},
-           {"WARPS": 1})
+           {"WARPS": 1, "SB": 2})
     yield ("examples/dit_modulate.fnk", "dit_modulate_bwd",
            {"x": x, "w": w, "b": b, "scale": scale, "dy": dy, "mean": mu, "rstd": r},
            ["dx", "pscale", "pshift", "pw", "pb"], {}, {"SB": SB})

@@ -342,7 +342,7 @@ TEST_P(NormTest, RmsnormBwdRows) {
 // One LayerNorm forward kernel against the float64 reference; the values sit
 // around `offset`, so the mean is far from zero and the variance must not be
 // computed as E[x^2] - E[x]^2.
-void checkLayernormFwd(const NormCase& c, const char* kernel, int64_t blockN, uint32_t seed, double offset) {
+void checkLayernormFwd(const NormCase& c, const char* kernel, const ConstOverrides& k, uint32_t seed, double offset) {
   SCOPED_TRACE(std::string(kernel) + " seed " + std::to_string(seed));
   std::mt19937 rng(seed);
   const int64_t M = c.M, N = c.N;
@@ -350,8 +350,8 @@ void checkLayernormFwd(const NormCase& c, const char* kernel, int64_t blockN, ui
   HostArray x = randomArray(rng, c.T, {M, N}, 0.25, 2.0, offset);
   HostArray w = randomArray(rng, c.T, {N}, 0.5, 1.5), b = randomArray(rng, c.T, {N}, 0.1, 1.0);
   HostArray y = makeArray(c.T, {M, N}), mean = makeArray(DType::F32, {M}), rstd = makeArray(DType::F32, {M});
-  const Compiled& k = compile("stdlib/norm/layernorm.fnk", kernel, consts(c.T, {{"BLOCK_N", blockN}}));
-  ASSERT_TRUE(runKernel(k, {{"x", &x}, {"w", &w}, {"b", &b}, {"y", &y}, {"mean", &mean}, {"rstd", &rstd}},
+  ASSERT_TRUE(runKernel(compile("stdlib/norm/layernorm.fnk", kernel, k),
+                        {{"x", &x}, {"w", &w}, {"b", &b}, {"y", &y}, {"mean", &mean}, {"rstd", &rstd}},
                         {{"eps", eps}}));
   std::vector<double> yRef(M * N), muRef(M), rRef(M), yMag(M * N), muMag(M);
   for (int64_t i = 0; i < M; ++i) {
@@ -372,14 +372,16 @@ void checkLayernormFwd(const NormCase& c, const char* kernel, int64_t blockN, ui
 
 TEST_P(NormTest, LayernormFwd) {
   const NormCase c = GetParam();
-  checkLayernormFwd(c, "layernorm_fwd", c.blockN, seedFor(3, c), 1.5);
+  checkLayernormFwd(c, "layernorm_fwd", consts(c.T, {{"BLOCK_N", c.blockN}}), seedFor(3, c), 1.5);
 }
 
-// The one-pass (shifted sums) whole-row kernel, on rows whose mean is ~50x
-// their spread.
-TEST_P(NormTest, LayernormFwdRow) {
+// The persistent whole-row kernel: 3 CTAs walk the rows (M = 1 leaves two
+// without one; other M give each CTA several, ragged), on rows whose mean is
+// ~50x their spread.
+TEST_P(NormTest, LayernormFwdPersist) {
   const NormCase c = GetParam();
-  checkLayernormFwd(c, "layernorm_fwd_row", rowBlock(c.N), seedFor(12, c), 64.0);
+  checkLayernormFwd(c, "layernorm_fwd_persist", consts(c.T, {{"BLOCK_N", rowBlock(c.N)}, {"P", 3}, {"WARPS", 4}}),
+                    seedFor(12, c), 64.0);
 }
 
 // One LayerNorm backward kernel (dx and dw/db partials), then
@@ -526,7 +528,9 @@ TEST_P(DitTest, Fwd) {
   const double eps = toF32(1e-6);
   DitInputs in(rng, c);
   HostArray y = makeArray(c.T, {B, S, H}), mean = makeArray(DType::F32, {B, S}), rstd = makeArray(DType::F32, {B, S});
-  const Compiled& k = compile("examples/dit_modulate.fnk", "dit_modulate_fwd", consts(c.T, {{"BLOCK_H", c.blockH}}));
+  // SB = 3 CTAs per batch: several rows each, ragged when 3 does not divide S.
+  const Compiled& k =
+      compile("examples/dit_modulate.fnk", "dit_modulate_fwd", consts(c.T, {{"BLOCK_H", c.blockH}, {"SB", 3}}));
   ASSERT_TRUE(runKernel(k,
                         {{"x", &in.x}, {"w", &in.w}, {"b", &in.b}, {"scale", &in.scale}, {"shift", &in.shift},
                          {"y", &y}, {"mean", &mean}, {"rstd", &rstd}},
