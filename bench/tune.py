@@ -54,7 +54,7 @@ def ln_dx_ref(x, g, mean, rstd):
     return rstd[..., None] * (g - g.mean(-1, keepdim=True) - xh * (g * xh).mean(-1, keepdim=True))
 
 
-def dit_sweep(dit, fwd_configs, sbs, bwd_warps, tag="", reduce_tiles=lambda sb: ((32, 8),), extra_fwd=()):
+def dit_sweep(dit, fwd_configs, sbs, bwd_warps, tag="", reduce_tiles=lambda sb: ((32, 8),), extra_fwd=(), extra_bwd=()):
     """The DiT forward at each (SB, WARPS) of fwd_configs and the extra_fwd (config, call(*tensors)) candidates, then the
     backward at each SB x WARPS and its reduce at each reduce_tiles(sb) (BLOCK_N, BLOCK_B); y and dx are judged."""
     B, S, H = 56, 1024, 1024
@@ -78,6 +78,10 @@ def dit_sweep(dit, fwd_configs, sbs, bwd_warps, tag="", reduce_tiles=lambda sb: 
         for wp in bwd_warps:
             yield ("DiT bwd 56x1024x1024 (dx, partials)", f"SB={sb} WARPS={wp}", 3 * B * S * H * 2,
                    lambda wp=wp, parts=parts: dit.dit_modulate_bwd(xd, wd, bd, sc, dyd, md, rd, dxd, *parts, WARPS=wp))
+        for config, esb, call in extra_bwd:
+            if esb == sb:
+                yield ("DiT bwd 56x1024x1024 (dx, partials)", config, 3 * B * S * H * 2,
+                       lambda call=call, parts=parts: call(xd, wd, bd, sc, dyd, md, rd, dxd, *parts))
         bf = torch.bfloat16
         outs = [torch.empty(B, H, device=DEV, dtype=bf) for _ in range(2)] + [torch.empty(H, device=DEV, dtype=bf) for _ in range(2)]
         for bn, bb in reduce_tiles(sb):
@@ -179,6 +183,9 @@ def variant_cases():
     for p, wp in ((sms, 16), (2 * sms, 8), (2 * sms, 16), (4 * sms, 8)):
         yield ("LayerNorm fwd 32768x8192", f"stdlib persist P={p} WARPS={wp}", fwd,
                lambda p=p, wp=wp: ln.layernorm_fwd_persist(x, w, b, y, mean, rstd, eps=1e-6, P=p, WARPS=wp))
+    for p, wp, pf in ((sms, 16, 1), (sms, 16, 2), (sms, 16, 3), (2 * sms, 8, 2)):
+        yield ("LayerNorm fwd 32768x8192", f"pf P={p} WARPS={wp} PF={pf}", fwd,
+               lambda p=p, wp=wp, pf=pf: var.ln_fwd_pf(x, w, b, y, mean, rstd, eps=1e-6, P=p, WARPS=wp, PF=pf))
     for wp in (8, 16):
         yield ("LayerNorm fwd 32768x8192", f"reload WARPS={wp}", fwd,
                lambda wp=wp: var.ln_fwd_reload(x, w, b, y, mean, rstd, eps=1e-6, WARPS=wp))
@@ -195,6 +202,9 @@ def variant_cases():
                lambda wp=wp: ln.layernorm_bwd(x, w, dyl, mean, rstd, dxl, dwp, dbp, BLOCK_N=8192, WARPS=wp))
         yield ("LayerNorm bwd 32768x8192 (dx, partials)", f"wrow WARPS={wp} P=1x", 3 * M * N * 2,
                lambda wp=wp: var.ln_bwd_wrow(x, w, dyl, mean, rstd, dxl, dwp, dbp, BLOCK_N=8192, WARPS=wp))
+    for pf in (0, 1, 2):
+        yield ("LayerNorm bwd 32768x8192 (dx, partials)", f"pf WARPS=16 PF={pf} P=1x", 3 * M * N * 2,
+               lambda pf=pf: var.ln_bwd_pf(x, w, dyl, mean, rstd, dxl, dwp, dbp, WARPS=16, PF=pf))
     for wp in (8, 16):
         yield ("LayerNorm bwd 32768x8192 (dx, partials)", f"reload WARPS={wp} P=1x", 3 * M * N * 2,
                lambda wp=wp: var.ln_bwd_reload(x, w, dyl, mean, rstd, dxl, dwp, dbp, WARPS=wp))
@@ -205,6 +215,9 @@ def variant_cases():
     part = torch.empty(sms, N, device=DEV)
     yield ("RMSNorm bwd 32768x8192 (dx, partials)", "stdlib WARPS=16 P=1x", 3 * M * N * 2,
            lambda: rms.rmsnorm_bwd(x, w, dy, rstd, dx, part, BLOCK_N=8192, WARPS=16))
+    for pf in (1, 2):
+        yield ("RMSNorm bwd 32768x8192 (dx, partials)", f"pf WARPS=16 PF={pf} P=1x", 3 * M * N * 2,
+               lambda pf=pf: var.rms_bwd_pf(x, w, dy, rstd, dx, part, WARPS=16, PF=pf))
     for wp in (8, 16):
         yield ("RMSNorm bwd 32768x8192 (dx, partials)", f"reload WARPS={wp} P=1x", 3 * M * N * 2,
                lambda wp=wp: var.rms_bwd_reload(x, w, dy, rstd, dx, part, WARPS=wp))
@@ -212,14 +225,19 @@ def variant_cases():
     rows_fwd = [(f"rows WARPS=2 ROWS={r}", lambda *t, r=r: var.dit_fwd_rows(*t, eps=1e-6, WARPS=2, ROWS=r)) for r in (4, 8)]
     tile_fwd = [(f"tile ROWS={r} WARPS={wp}", lambda *t, r=r, wp=wp: var.dit_fwd_tile(*t, eps=1e-6, ROWS=r, WARPS=wp))
                 for r, wp in ((2, 2), (2, 4), (4, 4), (4, 8), (8, 8))]
-    yield from dit_sweep(dit, ((64, 2),), (8, 16, 32), (2, 4), tag="stdlib ", extra_fwd=rows_fwd + tile_fwd,
+    pf_fwd = [(f"pf SB={sb} WARPS={wp} PF={pf}", lambda *t, sb=sb, wp=wp, pf=pf: var.dit_fwd_pf(*t, eps=1e-6, SB=sb, WARPS=wp, PF=pf))
+              for sb, wp, pf in ((64, 2, 1), (64, 2, 2), (64, 2, 3), (64, 2, 4), (32, 2, 3), (64, 4, 2), (128, 1, 2))]
+    pf_bwd = [(f"pf SB={sb} WARPS={wp} PF={pf}", sb, lambda *t, wp=wp, pf=pf: var.dit_bwd_pf(*t, WARPS=wp, PF=pf))
+              for sb, wp, pf in ((8, 4, 1), (8, 4, 2), (8, 4, 3), (16, 2, 2), (16, 4, 2))]
+    yield from dit_sweep(dit, ((64, 2),), (8, 16, 32), (2, 4), tag="stdlib ", extra_fwd=rows_fwd + tile_fwd + pf_fwd,
+                         extra_bwd=pf_bwd,
                          reduce_tiles=lambda sb: ((32, 8), (16, 8), (64, 8), (32, 16), (16, 16)) if sb == 8 else ((32, 8),))
-    yield from rows_variant_cases(rms, sms)
+    yield from rows_variant_cases(rms, var, sms)
     yield from ln_rows_variant_cases(ln, sms)
     yield from wide_variant_cases(rms, var, sms)
 
 
-def rows_variant_cases(rms, sms):
+def rows_variant_cases(rms, var, sms):
     """rmsnorm_bwd_rows ([ROWS, N] tiles) against rmsnorm_bwd, which walks one row at a time."""
     bf = torch.bfloat16
     for M, N in ((2048, 8192), (65536, 1024), (131072, 512), (32768, 2048), (16384, 4096)):
@@ -237,6 +255,12 @@ def rows_variant_cases(rms, sms):
                rms.rmsnorm_bwd(x, w, dy, rstd, dx, part, BLOCK_N=n, WARPS=wp))
         configs = {8192: ((2, 16, sms),), 4096: ((2, 16, sms),), 2048: ((4, 8, sms), (8, 8, sms)),
                    1024: ((8, 8, sms), (16, 8, sms)), 512: ((16, 8, sms), (32, 8, sms))}[N]
+        if N == 8192:  # deeper prefetch: more rows in flight per SM
+            for wp, p, pf in ((16, sms, 1), (16, sms, 2), (16, sms, 3), (8, 2 * sms, 2)):
+                part = torch.empty(p, N, device=DEV)
+                yield (wl, f"pf WARPS={wp} P={p} PF={pf}", nbytes,
+                       lambda x=x, w=w, dy=dy, rstd=rstd, dx=dx, part=part, wp=wp, pf=pf:
+                       var.rms_bwd_pf(x, w, dy, rstd, dx, part, WARPS=wp, PF=pf))
         if N == 8192:  # split over a cluster: more rows in flight per SM
             for c, bn, wp, per_sm in ((2, 4096, 8, 1), (2, 4096, 8, 2), (2, 4096, 16, 1), (4, 2048, 8, 2), (4, 2048, 4, 4)):
                 part = torch.empty(max(1, per_sm * sms // c), N, device=DEV)

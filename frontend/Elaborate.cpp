@@ -220,8 +220,15 @@ void Elaborator::launch(ir::Function& f, const ast::FuncDecl& k) {
       }
       if (total > 16)
         diags_.error(na.value->range, "cluster of " + std::to_string(total) + " CTAs; Hopper allows at most 16");
+    } else if (na.name == "prefetch") {
+      auto d = constInt(v, "prefetch");
+      if (d && (*d < 0 || *d > ir::kMaxPrefetch))
+        diags_.error(na.value->range,
+                     "prefetch must be between 0 and " + std::to_string(ir::kMaxPrefetch) + ", got " + std::to_string(*d));
+      else if (d) f.attrs.set("prefetch", *d);
     } else {
-      diags_.error(na.range, "unknown launch argument '" + na.name + "'; expected grid, warps, cluster or requires");
+      diags_.error(na.range,
+                   "unknown launch argument '" + na.name + "'; expected grid, warps, cluster, prefetch or requires");
     }
   }
   while (grid.size() < 3) grid.push_back(toValue(EVal::ofInt(1, k.range), DType::I32));

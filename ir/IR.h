@@ -184,17 +184,25 @@ public:
   Kind kind = Kind::Kernel;
   std::vector<std::pair<std::string, Attr>> consts;  // the instantiation, in declaration order
   std::vector<Param> params;
-  AttrDict attrs;  // warps, cluster = [x, y, z]
+  AttrDict attrs;  // warps, cluster = [x, y, z], prefetch (when the kernel sets it)
   Region launch;
   Region body;
   SourceRange loc;
 
   int64_t warps() const { return attrs.getInt("warps", 4); }
+  /// The kernel's `launch(prefetch = D)`: how many iterations ahead a loop's
+  /// leading loads are issued on the GPU; -1 when the kernel leaves it to the
+  /// lowering. The interpreter ignores it (it changes no result).
+  int64_t prefetch() const { return attrs.getInt("prefetch", -1); }
   std::vector<int64_t> cluster() const;
   Block& launchBlock() { return launch.front(); }
   Block& bodyBlock() { return body.front(); }
   int paramIndex(const std::string& n) const;
 };
+
+/// The most iterations ahead `launch(prefetch = D)` may ask for: each one
+/// holds a copy of the loop's leading loads in registers.
+constexpr int64_t kMaxPrefetch = 8;
 
 class Module {
 public:

@@ -94,6 +94,10 @@ private:
     if (const Attr* w = f.attrs.get("warps"))
       if (!std::holds_alternative<int64_t>(*w) || std::get<int64_t>(*w) <= 0)
         error(f.loc, "kernel attribute 'warps' must be a positive integer, got " + attrStr(*w));
+    if (const Attr* d = f.attrs.get("prefetch"))
+      if (!std::holds_alternative<int64_t>(*d) || std::get<int64_t>(*d) < 0 || std::get<int64_t>(*d) > kMaxPrefetch)
+        error(f.loc, "kernel attribute 'prefetch' must be an integer from 0 to " + std::to_string(kMaxPrefetch) +
+                         ", got " + attrStr(*d));
     if (const Attr* c = f.attrs.get("cluster")) {
       auto* v = std::get_if<std::vector<int64_t>>(c);
       if (!v || v->size() != 3 || std::any_of(v->begin(), v->end(), [](int64_t x) { return x <= 0; }))

@@ -577,12 +577,14 @@ Status Lowerer::lowerFor(const ir::Operation& op) {
 
   // Software pipelining of the body's leading loads: a load of a read-only
   // global tensor whose operands are the induction variable or values from
-  // outside the loop is issued for iteration i + 1 at the top of iteration i
-  // (and for the first iteration before the loop), its value carried in
-  // registers, so the next row's bytes are in flight during this row's
-  // reductions. Past the end the row index is out of bounds and the loads
-  // are masked off (no memory access).
-  const bool noPrefetch = knob(Knob::NoPrefetch) != 0;
+  // outside the loop is issued D iterations ahead (for iteration i + D at the
+  // top of iteration i, and for the first D before the loop), its values
+  // carried in registers through a queue of D, so the next rows' bytes are
+  // in flight during this row's reductions. Past the end the row index is
+  // out of bounds and the loads are masked off (no memory access). D is the
+  // kernel's `launch(prefetch = D)`; without it, 1 when the registers allow.
+  const int64_t asked = fn.prefetch();
+  const bool noPrefetch = knob(Knob::NoPrefetch) != 0 || asked == 0;
   const ir::Value* ivArg = body.argument(0);
   std::vector<const ir::Operation*> pf;
   for (const auto& bop : body.ops()) {
@@ -596,14 +598,15 @@ Status Lowerer::lowerFor(const ir::Operation& op) {
     }
     if (ok && usesIv) pf.push_back(bop.get());
   }
-  // Only when what stays live across the loop fits in half the register cap
-  // (65536 / T, at most 255): the loop-carried tiles, the wide tiles from
-  // outside that the body reads (w), and the prefetched values, counted in 32-bit
-  // registers (bf16 packed two to one). E.g. rmsnorm_bwd 8192: dw 32 + w 32 +
-  // x, dy 32 + rstd 1 = 97 <= 127 at 8 warps (246 registers, no spill), 16 + 16
-  // + 17 = 49 <= 64 at 16 warps (121); layernorm_bwd carries dw and db and
-  // stays without (it spilled 64-72 bytes with it).
-  if (!pf.empty()) {
+  // Without a prefetch the kernel asked for, only when what stays live across
+  // the loop fits in half the register cap (65536 / T, at most 255): the
+  // loop-carried tiles, the wide tiles from outside that the body reads (w),
+  // and the prefetched values, counted in 32-bit registers (bf16 packed two
+  // to one). E.g. rmsnorm_bwd 8192: dw 32 + w 32 + x, dy 32 + rstd 1 = 97 <=
+  // 127 at 8 warps (246 registers, no spill), 16 + 16 + 17 = 49 <= 64 at 16
+  // warps (121); layernorm_bwd carries dw and db and stays without (it
+  // spilled 64-72 bytes with it).
+  if (!pf.empty() && asked < 0) {
     auto regsOf = [&](const ir::Type& t) {
       ir::TileLayout l = layoutOf(t.shape);
       return (l.perThread() * std::max(ir::bitWidth(t.dtype), 1) + 31) / 32;
@@ -642,7 +645,7 @@ Status Lowerer::lowerFor(const ir::Operation& op) {
     const int64_t minChunks = std::max<int64_t>(1, knob(Knob::PrefetchMinChunks, 1));
     if (maxChunks < minChunks || pfRegs > 40 || !fits) pf.clear();
   }
-  std::vector<TV> pfInit;
+  const int64_t depth = pf.empty() ? 0 : std::max<int64_t>(asked, 1);
   auto lowerAt = [&](const ir::Operation* lop, llvm::Value* ivVal, TV& outTV) -> Status {
     TV ivT = makeTV(ivArg->type());
     ivT.regs[0] = ivVal;
@@ -653,10 +656,16 @@ Status Lowerer::lowerFor(const ir::Operation& op) {
     tiles.erase(ivArg);
     return Status::ok();
   };
-  for (const ir::Operation* lop : pf) {
-    TV t;
-    if (Status s = lowerAt(lop, lo, t); !s) return s;
-    pfInit.push_back(t);
+  auto ahead = [&](llvm::Value* from, int64_t k) -> llvm::Value* {  // from + k * step
+    if (k == 0) return from;
+    return b.CreateAdd(from, k == 1 ? step : b.CreateMul(step, b.getInt32(static_cast<uint32_t>(k))), "iv.pf");
+  };
+  // pfInit[k * pf.size() + i]: load i for iteration k (the queue's slot k).
+  std::vector<TV> pfInit(depth * pf.size());
+  for (int64_t k = 0; k < depth; ++k) {
+    llvm::Value* ivK = ahead(lo, k);
+    for (size_t i = 0; i < pf.size(); ++i)
+      if (Status s = lowerAt(pf[i], ivK, pfInit[k * pf.size() + i]); !s) return s;
   }
 
   llvm::BasicBlock* pre = b.GetInsertBlock();
@@ -696,12 +705,16 @@ Status Lowerer::lowerFor(const ir::Operation& op) {
   const ScratchState before = scratchState;
   const int64_t usesBefore = scratchUses;
   scratchState = ScratchState::Unknown;
-  std::vector<TV> pfNext(pf.size());
-  if (!pf.empty()) {
-    llvm::Value* ivNext = b.CreateAdd(iv, step, "iv.pf");
-    for (size_t i = 0; i < pf.size(); ++i)
-      if (Status s = lowerAt(pf[i], ivNext, pfNext[i]); !s) return s;
-    for (size_t i = 0; i < pf.size(); ++i) {
+  // The queue moves up one slot per iteration: this iteration takes slot 0,
+  // and the loads issued now (for iteration i + D) enter at the back.
+  std::vector<TV> pfNext(pfCur.size());
+  if (depth > 0) {
+    const size_t n = pf.size();
+    llvm::Value* ivAhead = ahead(iv, depth);
+    for (size_t i = 0; i < n; ++i)
+      if (Status s = lowerAt(pf[i], ivAhead, pfNext[(depth - 1) * n + i]); !s) return s;
+    for (size_t j = 0; j + n < pfCur.size(); ++j) pfNext[j] = pfCur[j + n];
+    for (size_t i = 0; i < n; ++i) {
       tiles[pf[i]->result()] = pfCur[i];
       early.insert(pf[i]);
     }
