@@ -180,7 +180,7 @@ def variant_cases():
     for bn, wp in ((2048, 8), (1024, 4), (1024, 8), (4096, 8), (4096, 16)):
         yield ("LayerNorm fwd 32768x8192", f"stdlib BLOCK_N={bn} WARPS={wp}", fwd,
                lambda bn=bn, wp=wp: ln.layernorm_fwd(x, w, b, y, mean, rstd, eps=1e-6, BLOCK_N=bn, WARPS=wp))
-    for p, wp in ((sms, 16), (2 * sms, 8), (2 * sms, 16), (4 * sms, 8)):
+    for p, wp in ((sms, 16), (sms, 32), (2 * sms, 8), (2 * sms, 16), (4 * sms, 8)):
         yield ("LayerNorm fwd 32768x8192", f"stdlib persist P={p} WARPS={wp}", fwd,
                lambda p=p, wp=wp: ln.layernorm_fwd_persist(x, w, b, y, mean, rstd, eps=1e-6, P=p, WARPS=wp))
     for p, wp, pf in ((sms, 16, 1), (sms, 16, 2), (sms, 16, 3), (2 * sms, 8, 2)):
@@ -202,9 +202,9 @@ def variant_cases():
                lambda wp=wp: ln.layernorm_bwd(x, w, dyl, mean, rstd, dxl, dwp, dbp, BLOCK_N=8192, WARPS=wp))
         yield ("LayerNorm bwd 32768x8192 (dx, partials)", f"wrow WARPS={wp} P=1x", 3 * M * N * 2,
                lambda wp=wp: var.ln_bwd_wrow(x, w, dyl, mean, rstd, dxl, dwp, dbp, BLOCK_N=8192, WARPS=wp))
-    for pf in (0, 1, 2):
-        yield ("LayerNorm bwd 32768x8192 (dx, partials)", f"pf WARPS=16 PF={pf} P=1x", 3 * M * N * 2,
-               lambda pf=pf: var.ln_bwd_pf(x, w, dyl, mean, rstd, dxl, dwp, dbp, WARPS=16, PF=pf))
+    for wp, pf in ((16, 0), (16, 1), (16, 2), (32, 0), (32, 1)):
+        yield ("LayerNorm bwd 32768x8192 (dx, partials)", f"pf WARPS={wp} PF={pf} P=1x", 3 * M * N * 2,
+               lambda wp=wp, pf=pf: var.ln_bwd_pf(x, w, dyl, mean, rstd, dxl, dwp, dbp, WARPS=wp, PF=pf))
     for wp in (8, 16):
         yield ("LayerNorm bwd 32768x8192 (dx, partials)", f"reload WARPS={wp} P=1x", 3 * M * N * 2,
                lambda wp=wp: var.ln_bwd_reload(x, w, dyl, mean, rstd, dxl, dwp, dbp, WARPS=wp))
@@ -215,9 +215,9 @@ def variant_cases():
     part = torch.empty(sms, N, device=DEV)
     yield ("RMSNorm bwd 32768x8192 (dx, partials)", "stdlib WARPS=16 P=1x", 3 * M * N * 2,
            lambda: rms.rmsnorm_bwd(x, w, dy, rstd, dx, part, BLOCK_N=8192, WARPS=16))
-    for pf in (1, 2):
-        yield ("RMSNorm bwd 32768x8192 (dx, partials)", f"pf WARPS=16 PF={pf} P=1x", 3 * M * N * 2,
-               lambda pf=pf: var.rms_bwd_pf(x, w, dy, rstd, dx, part, WARPS=16, PF=pf))
+    for wp, pf in ((16, 1), (16, 2), (32, 1)):
+        yield ("RMSNorm bwd 32768x8192 (dx, partials)", f"pf WARPS={wp} PF={pf} P=1x", 3 * M * N * 2,
+               lambda wp=wp, pf=pf: var.rms_bwd_pf(x, w, dy, rstd, dx, part, WARPS=wp, PF=pf))
     for wp in (8, 16):
         yield ("RMSNorm bwd 32768x8192 (dx, partials)", f"reload WARPS={wp} P=1x", 3 * M * N * 2,
                lambda wp=wp: var.rms_bwd_reload(x, w, dy, rstd, dx, part, WARPS=wp))
@@ -256,7 +256,7 @@ def rows_variant_cases(rms, var, sms):
         configs = {8192: ((2, 16, sms),), 4096: ((2, 16, sms),), 2048: ((4, 8, sms), (8, 8, sms)),
                    1024: ((8, 8, sms), (16, 8, sms)), 512: ((16, 8, sms), (32, 8, sms))}[N]
         if N == 8192:  # deeper prefetch: more rows in flight per SM
-            for wp, p, pf in ((16, sms, 1), (16, sms, 2), (16, sms, 3), (8, 2 * sms, 2)):
+            for wp, p, pf in ((16, sms, 1), (16, sms, 2), (16, sms, 3), (8, 2 * sms, 2), (32, sms, 1)):
                 part = torch.empty(p, N, device=DEV)
                 yield (wl, f"pf WARPS={wp} P={p} PF={pf}", nbytes,
                        lambda x=x, w=w, dy=dy, rstd=rstd, dx=dx, part=part, wp=wp, pf=pf:
