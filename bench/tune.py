@@ -215,6 +215,9 @@ def variant_cases():
     part = torch.empty(sms, N, device=DEV)
     yield ("RMSNorm bwd 32768x8192 (dx, partials)", "stdlib WARPS=16 P=1x", 3 * M * N * 2,
            lambda: rms.rmsnorm_bwd(x, w, dy, rstd, dx, part, BLOCK_N=8192, WARPS=16))
+    for pf in (0, 1):
+        yield ("LayerNorm bwd 32768x8192 (dx, partials)", f"wl WARPS=16 PF={pf} P=1x", 3 * M * N * 2,
+               lambda pf=pf: var.ln_bwd_wl(x, w, dyl, mean, rstd, dxl, dwp, dbp, WARPS=16, PF=pf))
     for wp, pf in ((16, 1), (16, 2), (32, 1)):
         yield ("RMSNorm bwd 32768x8192 (dx, partials)", f"pf WARPS={wp} PF={pf} P=1x", 3 * M * N * 2,
                lambda wp=wp, pf=pf: var.rms_bwd_pf(x, w, dy, rstd, dx, part, WARPS=wp, PF=pf))
@@ -329,6 +332,12 @@ def wide_variant_cases(rms, var, sms):
         ref = rms_dx_ref(x, w, dy, rstd)
         CHECKS[bwd] = lambda dx=dx, ref=ref: rel_err(dx, ref)
         bsplits = ((8, 8192, 8), (8, 8192, 16), (4, 16384, 16)) if N <= 65536 else ((16, 16384, 16), (16, 16384, 32))
+        for c, bn, wp in bsplits[:1]:  # w read in the loop, the registers spent on the next row's prefetch
+            for per_sm, pf in ((4, 0), (4, 1), (8, 1)):
+                part = torch.empty(max(1, per_sm * sms // c), N, device=DEV)
+                yield (bwd, f"split_wl CLUSTER={c} BLOCK_N={bn} WARPS={wp} P={part.shape[0]} PF={pf}", 3 * M * N * 2,
+                       lambda x=x, w=w, dy=dy, rstd=rstd, dx=dx, part=part, c=c, bn=bn, wp=wp, pf=pf:
+                       var.rms_bwd_split_wl(x, w, dy, rstd, dx, part, BLOCK_N=bn, CLUSTER=c, WARPS=wp, PF=pf))
         for c, bn, wp in bsplits:
             for per_sm in (2, 4, 8, 16):
                 part = torch.empty(max(1, per_sm * sms // c), N, device=DEV)
