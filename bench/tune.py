@@ -183,6 +183,9 @@ def variant_cases():
     for p, wp in ((sms, 16), (sms, 32), (2 * sms, 8), (2 * sms, 16), (4 * sms, 8)):
         yield ("LayerNorm fwd 32768x8192", f"stdlib persist P={p} WARPS={wp}", fwd,
                lambda p=p, wp=wp: ln.layernorm_fwd_persist(x, w, b, y, mean, rstd, eps=1e-6, P=p, WARPS=wp))
+    for bn, wp in ((2048, 8), (1024, 4), (2048, 4), (4096, 8), (1024, 8)):
+        yield ("LayerNorm fwd 32768x8192", f"chunk1 BLOCK_N={bn} WARPS={wp}", fwd,
+               lambda bn=bn, wp=wp: var.ln_fwd_chunk1(x, w, b, y, mean, rstd, eps=1e-6, BLOCK_N=bn, WARPS=wp))
     for p, wp, pf in ((sms, 16, 1), (sms, 16, 2), (sms, 16, 3), (2 * sms, 8, 2)):
         yield ("LayerNorm fwd 32768x8192", f"pf P={p} WARPS={wp} PF={pf}", fwd,
                lambda p=p, wp=wp, pf=pf: var.ln_fwd_pf(x, w, b, y, mean, rstd, eps=1e-6, P=p, WARPS=wp, PF=pf))
@@ -202,6 +205,9 @@ def variant_cases():
                lambda wp=wp: ln.layernorm_bwd(x, w, dyl, mean, rstd, dxl, dwp, dbp, BLOCK_N=8192, WARPS=wp))
         yield ("LayerNorm bwd 32768x8192 (dx, partials)", f"wrow WARPS={wp} P=1x", 3 * M * N * 2,
                lambda wp=wp: var.ln_bwd_wrow(x, w, dyl, mean, rstd, dxl, dwp, dbp, BLOCK_N=8192, WARPS=wp))
+    for pf in (0, 1):
+        yield ("LayerNorm bwd 32768x8192 (dx, partials)", f"wl WARPS=16 PF={pf} P=1x", 3 * M * N * 2,
+               lambda pf=pf: var.ln_bwd_wl(x, w, dyl, mean, rstd, dxl, dwp, dbp, WARPS=16, PF=pf))
     for wp, pf in ((16, 0), (16, 1), (16, 2), (32, 0), (32, 1)):
         yield ("LayerNorm bwd 32768x8192 (dx, partials)", f"pf WARPS={wp} PF={pf} P=1x", 3 * M * N * 2,
                lambda wp=wp, pf=pf: var.ln_bwd_pf(x, w, dyl, mean, rstd, dxl, dwp, dbp, WARPS=wp, PF=pf))
@@ -215,9 +221,6 @@ def variant_cases():
     part = torch.empty(sms, N, device=DEV)
     yield ("RMSNorm bwd 32768x8192 (dx, partials)", "stdlib WARPS=16 P=1x", 3 * M * N * 2,
            lambda: rms.rmsnorm_bwd(x, w, dy, rstd, dx, part, BLOCK_N=8192, WARPS=16))
-    for pf in (0, 1):
-        yield ("LayerNorm bwd 32768x8192 (dx, partials)", f"wl WARPS=16 PF={pf} P=1x", 3 * M * N * 2,
-               lambda pf=pf: var.ln_bwd_wl(x, w, dyl, mean, rstd, dxl, dwp, dbp, WARPS=16, PF=pf))
     for wp, pf in ((16, 1), (16, 2), (32, 1)):
         yield ("RMSNorm bwd 32768x8192 (dx, partials)", f"pf WARPS={wp} PF={pf} P=1x", 3 * M * N * 2,
                lambda wp=wp, pf=pf: var.rms_bwd_pf(x, w, dy, rstd, dx, part, WARPS=wp, PF=pf))
