@@ -177,15 +177,9 @@ def variant_cases():
                lambda wp=wp: rms.rmsnorm_fwd_row(x, w, y, rstd, eps=1e-6, BLOCK_N=8192, WARPS=wp))
     yield ("RMSNorm fwd 32768x8192", "rows WARPS=8 ROWS=4", fwd,
            lambda: var.rms_fwd_rows(x, w, y, rstd, eps=1e-6, WARPS=8, ROWS=4))
-    for bn, wp in ((2048, 8), (1024, 4), (1024, 8), (4096, 8), (4096, 16)):
+    for bn, wp in ((2048, 4), (2048, 2), (2048, 8), (1024, 4), (4096, 4), (4096, 8), (8192, 8)):
         yield ("LayerNorm fwd 32768x8192", f"stdlib BLOCK_N={bn} WARPS={wp}", fwd,
                lambda bn=bn, wp=wp: ln.layernorm_fwd(x, w, b, y, mean, rstd, eps=1e-6, BLOCK_N=bn, WARPS=wp))
-    for p, wp in ((sms, 16), (sms, 32), (2 * sms, 8), (2 * sms, 16), (4 * sms, 8)):
-        yield ("LayerNorm fwd 32768x8192", f"stdlib persist P={p} WARPS={wp}", fwd,
-               lambda p=p, wp=wp: ln.layernorm_fwd_persist(x, w, b, y, mean, rstd, eps=1e-6, P=p, WARPS=wp))
-    for bn, wp in ((2048, 8), (1024, 4), (2048, 4), (4096, 8), (1024, 8)):
-        yield ("LayerNorm fwd 32768x8192", f"chunk1 BLOCK_N={bn} WARPS={wp}", fwd,
-               lambda bn=bn, wp=wp: var.ln_fwd_chunk1(x, w, b, y, mean, rstd, eps=1e-6, BLOCK_N=bn, WARPS=wp))
     for p, wp, pf in ((sms, 16, 1), (sms, 16, 2), (sms, 16, 3), (2 * sms, 8, 2)):
         yield ("LayerNorm fwd 32768x8192", f"pf P={p} WARPS={wp} PF={pf}", fwd,
                lambda p=p, wp=wp, pf=pf: var.ln_fwd_pf(x, w, b, y, mean, rstd, eps=1e-6, P=p, WARPS=wp, PF=pf))

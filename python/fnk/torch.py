@@ -66,9 +66,10 @@ def _split(n, backward=False):
 
 
 def _ln_fwd_block(n):
-    """LayerNorm forward up to 4096 columns and beyond 8192: 2048-wide chunks
-    (345 us at 32768x8192 on the H200, against 358-372 for the one-row-per-CTA
-    whole-row schedules; docs/perf-notes.md)."""
+    """LayerNorm forward: the whole row up to 2048 columns, then 2048-wide
+    chunks with one-pass statistics at 4 warps (bench/tune.py at 32768x8192 on
+    the H200: 309 us, against 330 for a persistent whole-row kernel and 346
+    for the statistics in two walks; docs/perf-notes.md)."""
     return min(_block(n), 2048)
 
 
@@ -85,11 +86,8 @@ def _partials(m, device, per_sm=1):
     within 1% at 32768x8192, and more CTAs only add partial rows for the dw
     reduction to read); the cluster kernels want 4 (1024x262144: 1129 us at
     4 per SM, 1543 at 1)."""
-    return max(1, min(m, per_sm * _sms(device)))
-
-
-def _sms(device):
-    return torch.cuda.get_device_properties(device).multi_processor_count
+    sms = torch.cuda.get_device_properties(device).multi_processor_count
+    return max(1, min(m, per_sm * sms))
 
 
 def _rows(x, n):
@@ -164,16 +162,9 @@ class _LayerNorm(torch.autograd.Function):
         y = torch.empty_like(x2)
         mean = torch.empty(m, device=x.device, dtype=torch.float32)
         rstd = torch.empty(m, device=x.device, dtype=torch.float32)
-        mod = _module("layernorm")
-        if 4096 < n <= 8192:
-            # One CTA of 16 warps per SM walks the rows, w and b in registers
-            # (bench/tune.py at 32768x8192: 327-330 us against 345 chunked).
-            # P is a constant of the kernel: the SM count, not min(M, SMs),
-            # so that the row count does not pick a new compilation.
-            mod.layernorm_fwd_persist(x2, w, b, y, mean, rstd, eps=float(eps), P=_sms(x.device), WARPS=16,
-                                      T=_dtype(x2))
-        else:
-            mod.layernorm_fwd(x2, w, b, y, mean, rstd, eps=float(eps), BLOCK_N=_ln_fwd_block(n), T=_dtype(x2))
+        block = _ln_fwd_block(n)
+        _module("layernorm").layernorm_fwd(x2, w, b, y, mean, rstd, eps=float(eps), BLOCK_N=block,
+                                           WARPS=4 if block < n else 8, T=_dtype(x2))
         ctx.save_for_backward(x2, w, mean, rstd)
         ctx.shape = x.shape
         return y.view(x.shape)
