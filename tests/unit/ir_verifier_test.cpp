@@ -221,6 +221,15 @@ TEST(IRVerifier, ChecksKernelStructure) {
                              "3:1: kernel attribute 'warps' must be a positive integer, got 0\n"),
             std::string::npos)
       << c->errors();
+  // launch(prefetch = D) travels as a kernel attribute: 0 to kMaxPrefetch.
+  auto e = check("module @m\n\nkernel @k() {prefetch = 9}\nlaunch {\n}\nbody {\n}\n");
+  EXPECT_NE(e->errors().find("3:1: kernel attribute 'prefetch' must be an integer from 0 to 8, got 9\n"),
+            std::string::npos)
+      << e->errors();
+  auto f = check("module @m\n\nkernel @k() {prefetch = \"two\"}\nlaunch {\n}\nbody {\n}\n");
+  EXPECT_NE(f->errors().find("3:1: kernel attribute 'prefetch' must be an integer from 0 to 8, got two\n"),
+            std::string::npos)
+      << f->errors();
   auto d = check("module @m\n\nkernel @k()\nlaunch {\n  scf.yield\n}\nbody {\n  func.return\n}\n");
   EXPECT_EQ(d->errors().substr(0, d->errors().find('\n')), "5:3: scf.yield must be inside scf.for or scf.if");
 }
