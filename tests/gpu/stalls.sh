@@ -1,5 +1,13 @@
 #!/bin/bash
-# ncu stall breakdown (per issued instruction) for chosen tune.py --variants configs.
+# ncu stall reasons for chosen bench/tune.py --variants configs: for the first
+# kernel each config launches, the cycles a warp waits per issued instruction
+# by reason, the issue rate, occupancy, registers, instructions executed.
+# Output under $OUT (default /tmp/fnk-gpu-out), a summary on stdout.
+#   tests/gpu/stalls.sh "WORKLOAD CONFIG" ...   (as tune.py --only matches them)
+set -u
+cd "$(dirname "$0")/../.."
+OUT=${OUT:-/tmp/fnk-gpu-out}
+mkdir -p "$OUT"
 source tests/gpu/env.sh
 export FNK_CACHE_DIR=${FNK_CACHE_DIR:-/tmp/fnkcache}
 for only in "$@"; do
