@@ -22,8 +22,33 @@ constexpr double kLn2 = 0.6931471805599453;
 }  // namespace
 
 llvm::Value* Lowerer::toAcc(llvm::Value* v, ir::DType t) {
-  if (t == ir::DType::F16 || t == ir::DType::BF16) return b.CreateFPExt(v, b.getFloatTy());
+  if (t == ir::DType::BF16) return bf16ToF32(v);
+  if (t == ir::DType::F16) return b.CreateFPExt(v, b.getFloatTy());
   return v;
+}
+
+// bf16 is the upper half of an f32, so widening is a 16-bit shift of its
+// bits. As integer ops LLVM folds them into the packed word a vector load
+// produced: `x << 16` for the low element of a pair and `x & 0xffff0000`
+// for the high one, one instruction each, where cvt.f32.bf16 of the high
+// half costs a byte permute and a shift.
+llvm::Value* Lowerer::bf16ToF32(llvm::Value* v) {
+  llvm::Value* bits = nullptr;
+  // An element of a bf16 vector (a load's 16-byte piece, a packed pair):
+  // work on its 32-bit word, so that no 16-bit register is split out.
+  if (auto* ex = llvm::dyn_cast<llvm::ExtractElementInst>(v)) {
+    auto* vt = llvm::dyn_cast<llvm::FixedVectorType>(ex->getVectorOperand()->getType());
+    auto* idx = llvm::dyn_cast<llvm::ConstantInt>(ex->getIndexOperand());
+    if (vt && idx && vt->getNumElements() % 2 == 0) {
+      const unsigned i = static_cast<unsigned>(idx->getZExtValue());
+      llvm::Value* words = b.CreateBitCast(ex->getVectorOperand(),
+                                           llvm::FixedVectorType::get(b.getInt32Ty(), vt->getNumElements() / 2));
+      llvm::Value* w = b.CreateExtractElement(words, b.getInt32(i / 2));
+      bits = i % 2 == 0 ? b.CreateShl(w, 16) : b.CreateAnd(w, b.getInt32(0xffff0000u));
+    }
+  }
+  if (!bits) bits = b.CreateShl(b.CreateZExt(b.CreateBitCast(v, b.getInt16Ty()), b.getInt32Ty()), 16);
+  return b.CreateBitCast(bits, b.getFloatTy());
 }
 
 llvm::Value* Lowerer::fromAcc(llvm::Value* v, ir::DType t) {
@@ -39,8 +64,12 @@ llvm::Value* Lowerer::cast(llvm::Value* v, ir::DType from, ir::DType to) {
     return b.CreateICmpNE(v, llvm::ConstantInt::get(v->getType(), 0));
   }
   if (ir::isFloat(from) && ir::isFloat(to)) {
-    if (from == ir::DType::F16 && to == ir::DType::BF16) v = b.CreateFPExt(v, b.getFloatTy());
-    else if (from == ir::DType::BF16 && to == ir::DType::F16) v = b.CreateFPExt(v, b.getFloatTy());
+    if (from == ir::DType::BF16) {
+      v = bf16ToF32(v);
+      if (to == ir::DType::F32) return v;
+    } else if (from == ir::DType::F16 && to == ir::DType::BF16) {
+      v = b.CreateFPExt(v, b.getFloatTy());
+    }
     if (v->getType()->getPrimitiveSizeInBits() < dst->getPrimitiveSizeInBits()) return b.CreateFPExt(v, dst);
     return b.CreateFPTrunc(v, dst);
   }

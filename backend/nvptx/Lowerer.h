@@ -118,6 +118,7 @@ public:
   llvm::Value* arith(const ir::Operation& op, const std::vector<llvm::Value*>& in);
   llvm::Value* cast(llvm::Value* v, ir::DType from, ir::DType to);
   llvm::Value* toAcc(llvm::Value* v, ir::DType t);    // widen f16/bf16 to f32
+  llvm::Value* bf16ToF32(llvm::Value* v);              // exact: the bits, 16 places up
   llvm::Value* fromAcc(llvm::Value* v, ir::DType t);  // narrow back
   std::string unsupported_;  // set by arith() for ops the GPU path lacks
 
