@@ -567,6 +567,39 @@ bool hasLoad(const ir::Block& blk) {
 }
 }  // namespace
 
+TV Lowerer::packPairs(TV t) {
+  if (t.dtype != ir::DType::BF16 && t.dtype != ir::DType::F16) return t;
+  std::vector<llvm::Value*> words;
+  for (size_t r = 0; r < t.regs.size(); r += 2) {
+    if (r + 1 == t.regs.size()) {  // an odd one out stays as it is
+      words.push_back(t.regs[r]);
+      break;
+    }
+    llvm::Value* pair = llvm::PoisonValue::get(llvm::FixedVectorType::get(t.regs[r]->getType(), 2));
+    pair = b.CreateInsertElement(pair, t.regs[r], uint64_t{0});
+    pair = b.CreateInsertElement(pair, t.regs[r + 1], uint64_t{1});
+    words.push_back(b.CreateBitCast(pair, b.getInt32Ty()));
+  }
+  t.regs = std::move(words);
+  return t;
+}
+
+TV Lowerer::unpackPairs(TV t, size_t count) {
+  if (t.regs.size() == count) return t;
+  std::vector<llvm::Value*> elems;
+  for (llvm::Value* w : t.regs) {
+    if (elems.size() + 1 == count) {
+      elems.push_back(w);
+      break;
+    }
+    llvm::Value* pair = b.CreateBitCast(w, llvm::FixedVectorType::get(regType(t.dtype), 2));
+    elems.push_back(b.CreateExtractElement(pair, uint64_t{0}));
+    elems.push_back(b.CreateExtractElement(pair, uint64_t{1}));
+  }
+  t.regs = std::move(elems);
+  return t;
+}
+
 Status Lowerer::lowerFor(const ir::Operation& op) {
   const ir::Block& body = op.region(0).front();
   llvm::Value* lo = tile(op.operand(0)).regs[0];
@@ -669,43 +702,12 @@ Status Lowerer::lowerFor(const ir::Operation& op) {
   }
 
   // 16-bit loads cross the loop's phis as the 32-bit words they were loaded
-  // in (two elements each): a phi per element would split every word into
-  // halves at the back edge (a byte permute each in SASS).
-  auto pack = [&](TV t) {
-    if (t.dtype != ir::DType::BF16 && t.dtype != ir::DType::F16) return t;
-    std::vector<llvm::Value*> words;
-    for (size_t r = 0; r < t.regs.size(); r += 2) {
-      if (r + 1 == t.regs.size()) {
-        words.push_back(t.regs[r]);
-        break;
-      }
-      llvm::Value* pair = llvm::PoisonValue::get(llvm::FixedVectorType::get(t.regs[r]->getType(), 2));
-      pair = b.CreateInsertElement(pair, t.regs[r], uint64_t{0});
-      pair = b.CreateInsertElement(pair, t.regs[r + 1], uint64_t{1});
-      words.push_back(b.CreateBitCast(pair, b.getInt32Ty()));
-    }
-    t.regs = std::move(words);
-    return t;
-  };
-  auto unpack = [&](TV t, size_t count) {
-    if (t.regs.size() == count) return t;
-    std::vector<llvm::Value*> elems;
-    for (llvm::Value* w : t.regs) {
-      if (elems.size() + 1 == count) {
-        elems.push_back(w);
-        break;
-      }
-      llvm::Value* pair = b.CreateBitCast(w, llvm::FixedVectorType::get(regType(t.dtype), 2));
-      elems.push_back(b.CreateExtractElement(pair, uint64_t{0}));
-      elems.push_back(b.CreateExtractElement(pair, uint64_t{1}));
-    }
-    t.regs = std::move(elems);
-    return t;
-  };
+  // in: a phi per element would split every word into halves at the back
+  // edge (a byte permute each in SASS).
   std::vector<size_t> pfCount;
   for (TV& t : pfInit) {
     pfCount.push_back(t.regs.size());
-    t = pack(std::move(t));
+    t = packPairs(std::move(t));
   }
   llvm::BasicBlock* pre = b.GetInsertBlock();
   llvm::BasicBlock* header = llvm::BasicBlock::Create(ctx, "for.header", kernel);
@@ -744,7 +746,7 @@ Status Lowerer::lowerFor(const ir::Operation& op) {
   const ScratchState before = scratchState;
   const int64_t usesBefore = scratchUses;
   scratchState = ScratchState::Unknown;
-  for (size_t j = 0; j < pfCur.size(); ++j) pfCur[j] = unpack(std::move(pfCur[j]), pfCount[j]);
+  for (size_t j = 0; j < pfCur.size(); ++j) pfCur[j] = unpackPairs(std::move(pfCur[j]), pfCount[j]);
   // The queue moves up one slot per iteration: this iteration takes slot 0,
   // and the loads issued now (for iteration i + D) enter at the back.
   std::vector<TV> pfNext(pfCur.size());
@@ -783,7 +785,7 @@ Status Lowerer::lowerFor(const ir::Operation& op) {
   }
   iv->addIncoming(next, latch);
   b.SetInsertPoint(back);  // the packing goes before the latch's branch
-  for (TV& t : pfNext) t = pack(std::move(t));
+  for (TV& t : pfNext) t = packPairs(std::move(t));
   backEdges(pfPhis, pfNext, latch);
   backEdges(phis, yielded, latch);
   b.SetInsertPoint(exit);

@@ -119,6 +119,11 @@ public:
   llvm::Value* cast(llvm::Value* v, ir::DType from, ir::DType to);
   llvm::Value* toAcc(llvm::Value* v, ir::DType t);    // widen f16/bf16 to f32
   llvm::Value* bf16ToF32(llvm::Value* v);              // exact: the bits, 16 places up
+  // A 16-bit tile as 32-bit words of two elements each (the form its loads
+  // produced), for values that cross a loop's phis; unpackPairs undoes it
+  // given the element count. Other tiles pass through.
+  TV packPairs(TV t);
+  TV unpackPairs(TV t, size_t count);
   llvm::Value* fromAcc(llvm::Value* v, ir::DType t);  // narrow back
   std::string unsupported_;  // set by arith() for ops the GPU path lacks
 
