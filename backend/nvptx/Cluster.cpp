@@ -74,17 +74,30 @@ Status Lowerer::lowerCluster(const ir::Operation& op) {
     llvm::IRBuilder<> eb(&kernel->getEntryBlock(), kernel->getEntryBlock().begin());
     llvm::AllocaInst* parity = eb.CreateAlloca(b.getInt32Ty(), nullptr, "cluster.parity");
     eb.CreateStore(i32(0), parity);
+    // (FNK_CLUSTER_ASYNC counts the executions instead: bit 0 is the half.
+    // st.async stores 4 or 8 bytes; narrower integers take the barrier.)
+    const bool async = clusterMbar && (bytes == 4 || bytes == 8);
     llvm::Value* half = b.CreateLoad(b.getInt32Ty(), parity);
-    b.CreateStore(b.CreateXor(half, i32(1)), parity);
+    llvm::Value* execs = half;
+    if (async) {
+      b.CreateStore(b.CreateAdd(execs, i32(1)), parity);
+      half = b.CreateAnd(execs, i32(1));
+    } else {
+      b.CreateStore(b.CreateXor(half, i32(1)), parity);
+    }
     llvm::Value* base = b.CreateMul(half, i32(n));
     llvm::Value* rank = intrinsic(llvm::Intrinsic::nvvm_read_ptx_sreg_cluster_ctarank, {}, {});
     llvm::Value* v = toAccV(src.regs[0]);
-    emitIf(b.CreateICmpULT(tid, i32(n)), [&] {
-      llvm::Value* mine = generic(b.CreateGEP(accTy, buf, b.CreateAdd(base, rank)));
-      llvm::Value* peer = intrinsic(llvm::Intrinsic::nvvm_mapa, {}, {mine, tid});
-      b.CreateAlignedStore(v, peer, llvm::Align(bytes));
-    });
-    clusterSync();
+    if (async) {
+      asyncPush(buf, accTy, bytes, execs, base, rank, v, n);
+    } else {
+      emitIf(b.CreateICmpULT(tid, i32(n)), [&] {
+        llvm::Value* mine = generic(b.CreateGEP(accTy, buf, b.CreateAdd(base, rank)));
+        llvm::Value* peer = intrinsic(llvm::Intrinsic::nvvm_mapa, {}, {mine, tid});
+        b.CreateAlignedStore(v, peer, llvm::Align(bytes));
+      });
+      clusterSync();
+    }
     // Lane q of every warp reads slot q, and the lanes fold the n values
     // in rank order from warp shuffles, so every thread ends with the same result.
     llvm::Value* lane = b.CreateAnd(tid, i32(31));
@@ -127,6 +140,49 @@ Status Lowerer::lowerCluster(const ir::Operation& op) {
   clusterWaitPending = curBlock;
   tiles[op.result()] = out;
   return Status::ok();
+}
+
+// FNK_CLUSTER_ASYNC (an experiment, not yet timed on a GPU): the push
+// without a cluster barrier. Lane q < n stores the value into slot [rank] of
+// peer q's buffer half with st.async, whose completion counts its bytes on
+// peer q's mbarrier for that half; thread 0 arrives on its own mbarrier
+// expecting n values' bytes, and every thread waits for the phase to
+// complete. No release fence: the membar of barrier.cluster.arrive was 16%
+// of the split forward's stall cycles. A half's mbarrier completes one phase
+// per use, every second execution, so the wait's parity is bit 1 of the
+// execution count (bit 0 picks the half). A peer cannot reach this half's
+// next use before this CTA has pushed the other half's values, which it does
+// only after reading this half: the same argument as the barrier version.
+void Lowerer::asyncPush(llvm::GlobalVariable* buf, llvm::Type* accTy, int64_t bytes, llvm::Value* execs,
+                        llvm::Value* base, llvm::Value* rank, llvm::Value* v, int64_t n) {
+  const int64_t pair = clusterMbarNext++;
+  auto* mty = llvm::cast<llvm::ArrayType>(clusterMbar->getValueType());
+  llvm::Value* half = b.CreateAnd(execs, i32(1));
+  llvm::Value* phase = b.CreateAnd(b.CreateLShr(execs, i32(1)), i32(1));
+  llvm::Value* mbar = sharedAddr(
+      b.CreateGEP(mty, clusterMbar, {b.getInt64(0), b.CreateZExt(b.CreateAdd(half, i32(2 * pair)), b.getInt64Ty())}));
+  emitIf(b.CreateICmpEQ(tid, i32(0)), [&] {
+    ptx("{ .reg .b64 fnk_state; mbarrier.arrive.expect_tx.shared::cta.b64 fnk_state, [$0], $1; }", "r,r", b.getVoidTy(),
+        {mbar, i32(n * bytes)});
+  });
+  emitIf(b.CreateICmpULT(tid, i32(n)), [&] {
+    llvm::Value* slot = sharedAddr(b.CreateGEP(accTy, buf, b.CreateAdd(base, rank)));
+    const bool wide = bytes == 8;
+    llvm::Value* bits = b.CreateBitCast(v, wide ? b.getInt64Ty() : b.getInt32Ty());
+    ptx(std::string("{ .reg .b32 fnk_slot, fnk_bar; mapa.shared::cluster.u32 fnk_slot, $0, $3; "
+                    "mapa.shared::cluster.u32 fnk_bar, $1, $3; st.async.shared::cluster.mbarrier::complete_tx::bytes.") +
+            (wide ? "b64" : "b32") + " [fnk_slot], $2, [fnk_bar]; }",
+        std::string("r,r,") + (wide ? "l" : "r") + ",r", b.getVoidTy(), {slot, mbar, bits, tid});
+  });
+  llvm::BasicBlock* wait = llvm::BasicBlock::Create(ctx, "cluster.wait", kernel);
+  llvm::BasicBlock* done = llvm::BasicBlock::Create(ctx, "cluster.done", kernel);
+  b.CreateBr(wait);
+  b.SetInsertPoint(wait);
+  llvm::Value* ok = ptx("{ .reg .pred fnk_done; mbarrier.try_wait.parity.shared::cta.b64 fnk_done, [$1], $2; "
+                        "selp.u32 $0, 1, 0, fnk_done; }",
+                        "=r,r,r", b.getInt32Ty(), {mbar, phase});
+  b.CreateCondBr(b.CreateICmpNE(ok, i32(0)), done, wait);
+  b.SetInsertPoint(done);
 }
 
 void Lowerer::flushClusterWait() {

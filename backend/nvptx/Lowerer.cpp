@@ -7,6 +7,7 @@
 #include <functional>
 #include <set>
 
+#include <llvm/IR/InlineAsm.h>
 #include <llvm/IR/IntrinsicsNVPTX.h>
 #include <llvm/IR/Verifier.h>
 #include <llvm/Support/raw_ostream.h>
@@ -122,6 +123,16 @@ llvm::Value* Lowerer::andAll(llvm::Value* a, llvm::Value* c) {
   if (!c) return a;
   return b.CreateAnd(a, c);
 }
+
+llvm::Value* Lowerer::ptx(const std::string& text, const std::string& constraints, llvm::Type* ret,
+                          const std::vector<llvm::Value*>& args) {
+  std::vector<llvm::Type*> types;
+  for (llvm::Value* a : args) types.push_back(a->getType());
+  auto* fty = llvm::FunctionType::get(ret, types, false);
+  return b.CreateCall(llvm::InlineAsm::get(fty, text, constraints, /*hasSideEffects=*/true), args);
+}
+
+llvm::Value* Lowerer::sharedAddr(llvm::Value* p) { return b.CreatePtrToInt(p, b.getInt32Ty()); }
 
 void Lowerer::emitIf(llvm::Value* cond, const std::function<void()>& body) {
   if (!cond) {
@@ -250,6 +261,17 @@ bool hasClusterBarrierIn(const ir::Block& blk) {
     if (hasClusterBarrier(*o)) return true;
   return false;
 }
+
+/// cluster.reduce ops of a scalar in `blk`, nested regions included.
+int64_t countScalarClusterReduces(const ir::Block& blk) {
+  int64_t n = 0;
+  for (const auto& o : blk.ops()) {
+    if (o->kind() == ir::OpKind::ClusterReduce && o->operand(0)->type().isScalar()) ++n;
+    for (unsigned r = 0; r < o->numRegions(); ++r)
+      for (const auto& nb : o->region(r).blocks()) n += countScalarClusterReduces(*nb);
+  }
+  return n;
+}
 }  // namespace
 
 Status Lowerer::run() {
@@ -320,6 +342,22 @@ Status Lowerer::run() {
   // comes before the first cluster op (flushClusterWait), by when the peers
   // have long arrived.
   if (c.size() == 3 && c[0] * c[1] * c[2] > 1 && hasClusterBarrierIn(body)) {
+    // FNK_CLUSTER_ASYNC: thread 0 initializes the scalar reduces' mbarriers
+    // (one arrival each: its own expect_tx) and makes them visible to the
+    // cluster before arriving, so no peer's st.async can reach one first.
+    if (const int64_t pairs = knob(Knob::ClusterAsync) ? countScalarClusterReduces(body) : 0) {
+      auto* aty = llvm::ArrayType::get(b.getInt64Ty(), static_cast<uint64_t>(2 * pairs));
+      clusterMbar = new llvm::GlobalVariable(mod, aty, false, llvm::GlobalValue::InternalLinkage,
+                                             llvm::UndefValue::get(aty), "fnk_cluster_mbar", nullptr,
+                                             llvm::GlobalValue::NotThreadLocal, 3);
+      clusterMbar->setAlignment(llvm::Align(8));
+      emitIf(b.CreateICmpEQ(tid, i32(0)), [&] {
+        for (int64_t k = 0; k < 2 * pairs; ++k)
+          ptx("mbarrier.init.shared::cta.b64 [$0], 1;", "r", b.getVoidTy(),
+              {sharedAddr(b.CreateConstGEP2_32(aty, clusterMbar, 0, static_cast<unsigned>(k)))});
+        ptx("fence.mbarrier_init.release.cluster;", "", b.getVoidTy(), {});
+      });
+    }
     intrinsic(llvm::Intrinsic::nvvm_barrier_cluster_arrive_relaxed, {}, {});
     clusterWaitPending = &body;
   }

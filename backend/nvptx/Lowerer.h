@@ -223,6 +223,19 @@ public:
   const ir::Block* clusterWaitPending = nullptr;
   /// Issues the pending barrier.cluster.wait, if any.
   void flushClusterWait();
+  /// FNK_CLUSTER_ASYNC: two mbarriers per scalar cluster.reduce of the
+  /// kernel, initialized at entry; the next reduce lowered takes pair
+  /// clusterMbarNext.
+  llvm::GlobalVariable* clusterMbar = nullptr;
+  int64_t clusterMbarNext = 0;
+  /// An inline-asm statement (side effects: never moved or merged).
+  llvm::Value* ptx(const std::string& text, const std::string& constraints, llvm::Type* ret,
+                   const std::vector<llvm::Value*>& args);
+  /// The 32-bit shared::cta address of a shared-memory pointer.
+  llvm::Value* sharedAddr(llvm::Value* p);
+  /// FNK_CLUSTER_ASYNC's push of a scalar cluster.reduce (Cluster.cpp).
+  void asyncPush(llvm::GlobalVariable* buf, llvm::Type* accTy, int64_t bytes, llvm::Value* execs, llvm::Value* base,
+                 llvm::Value* rank, llvm::Value* v, int64_t n);
 
 private:
   llvm::GlobalVariable* scratch_[2] = {nullptr, nullptr};

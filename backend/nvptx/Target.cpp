@@ -49,7 +49,9 @@ Status makeTarget(const TargetOptions& opts, std::unique_ptr<llvm::TargetMachine
   const llvm::Target* target = llvm::TargetRegistry::lookupTarget(triple, err);
   if (!target) return Status::error("NVPTX target unavailable: " + err);
   llvm::TargetOptions to;
-  tm.reset(target->createTargetMachine(triple, opts.arch, opts.features, to, llvm::Reloc::Static, std::nullopt,
+  // st.async (FNK_CLUSTER_ASYNC) is PTX ISA 8.1.
+  const std::string features = knob(Knob::ClusterAsync) && opts.features == "+ptx80" ? "+ptx81" : opts.features;
+  tm.reset(target->createTargetMachine(triple, opts.arch, features, to, llvm::Reloc::Static, std::nullopt,
                                        llvm::CodeGenOptLevel::Aggressive));
   if (!tm) return Status::error("cannot create an NVPTX target machine for " + opts.arch);
   return Status::ok();
@@ -86,7 +88,8 @@ namespace {
 constexpr const char* kKnobNames[] = {"FNK_NO_CONTRACT",          "FNK_NO_HOIST",  "FNK_NO_PREFETCH",
                                       "FNK_PREFETCH_MIN_CHUNKS",  "FNK_PREFETCH_MAX_THREADS",
                                       "FNK_NO_SIBLING_REDUCE",    "FNK_NO_MINCTAS", "FNK_MINCTAS",
-                                      "FNK_SCRATCH_BARRIERS",     "FNK_UNROLL"};  // in Knob's order
+                                      "FNK_SCRATCH_BARRIERS",     "FNK_UNROLL",    "FNK_CLUSTER_ASYNC"};  // in Knob's order
+static_assert(std::size(kKnobNames) == static_cast<size_t>(Knob::ClusterAsync) + 1, "one name per Knob");
 
 /// Each knob's text ("" when unset), read once.
 const std::vector<std::string>& knobTexts() {
