@@ -202,6 +202,8 @@ def variant_cases():
     for pf in (0, 1):
         yield ("LayerNorm bwd 32768x8192 (dx, partials)", f"wl WARPS=16 PF={pf} P=1x", 3 * M * N * 2,
                lambda pf=pf: var.ln_bwd_wl(x, w, dyl, mean, rstd, dxl, dwp, dbp, WARPS=16, PF=pf))
+    yield ("LayerNorm bwd 32768x8192 (dx, partials)", "smem WARPS=16 P=1x", 3 * M * N * 2,
+           lambda: var.ln_bwd_smem(x, w, dyl, mean, rstd, dxl, dwp, dbp, WARPS=16))
     for wp, pf in ((16, 0), (16, 1), (16, 2), (32, 0), (32, 1)):
         yield ("LayerNorm bwd 32768x8192 (dx, partials)", f"pf WARPS={wp} PF={pf} P=1x", 3 * M * N * 2,
                lambda wp=wp, pf=pf: var.ln_bwd_pf(x, w, dyl, mean, rstd, dxl, dwp, dbp, WARPS=wp, PF=pf))
@@ -329,6 +331,12 @@ def wide_variant_cases(rms, var, sms):
         ref = rms_dx_ref(x, w, dy, rstd)
         CHECKS[bwd] = lambda dx=dx, ref=ref: rel_err(dx, ref)
         bsplits = ((8, 8192, 8), (8, 8192, 16), (4, 16384, 16)) if N <= 65536 else ((16, 16384, 16), (16, 16384, 32))
+        for c, bn, wp in bsplits[:1]:  # dw in shared memory, w read in the loop: the next row prefetched
+            for per_sm in (2, 3, 4):
+                part = torch.empty(max(1, per_sm * sms // c), N, device=DEV)
+                yield (bwd, f"split_smem CLUSTER={c} BLOCK_N={bn} WARPS={wp} P={part.shape[0]}", 3 * M * N * 2,
+                       lambda x=x, w=w, dy=dy, rstd=rstd, dx=dx, part=part, c=c, bn=bn, wp=wp:
+                       var.rms_bwd_split_smem(x, w, dy, rstd, dx, part, BLOCK_N=bn, CLUSTER=c, WARPS=wp))
         for c, bn, wp in bsplits[:1]:  # w read in the loop, the registers spent on the next row's prefetch
             for per_sm, pf in ((4, 0), (4, 1), (8, 1)):
                 part = torch.empty(max(1, per_sm * sms // c), N, device=DEV)
