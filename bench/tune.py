@@ -331,8 +331,8 @@ def wide_variant_cases(rms, var, sms):
         ref = rms_dx_ref(x, w, dy, rstd)
         CHECKS[bwd] = lambda dx=dx, ref=ref: rel_err(dx, ref)
         bsplits = ((8, 8192, 8), (8, 8192, 16), (4, 16384, 16)) if N <= 65536 else ((16, 16384, 16), (16, 16384, 32))
-        for c, bn, wp in bsplits[:1]:  # dw in shared memory, w read in the loop: the next row prefetched
-            for per_sm in (2, 3, 4):
+        for c, bn, wp in (bsplits[:1] if N <= 65536 else ()):  # dw in shared memory (up to 8192 columns per CTA)
+            for per_sm in (2, 4, 6):
                 part = torch.empty(max(1, per_sm * sms // c), N, device=DEV)
                 yield (bwd, f"split_smem CLUSTER={c} BLOCK_N={bn} WARPS={wp} P={part.shape[0]}", 3 * M * N * 2,
                        lambda x=x, w=w, dy=dy, rstd=rstd, dx=dx, part=part, c=c, bn=bn, wp=wp:

@@ -366,6 +366,18 @@ Status Lowerer::run() {
   if (!s) return s;
   if (!b.GetInsertBlock()->getTerminator()) b.CreateRetVoid();
   finishScratch();
+  // Every shared array is static shared memory, of which a kernel may declare
+  // 48 KiB (ptxas rejects more): the buffers the front end limits to that,
+  // plus the reductions' scratch, the cluster slots and mbarriers.
+  int64_t sharedTotal = 0;
+  for (const llvm::GlobalVariable& g : mod.globals())
+    if (g.getAddressSpace() == 3 && !g.isDeclaration())
+      sharedTotal = llvm::alignTo(sharedTotal, g.getAlign() ? g.getAlign()->value() : 1) +
+                    static_cast<int64_t>(mod.getDataLayout().getTypeAllocSize(g.getValueType()));
+  if (sharedTotal > kMaxStaticShared)
+    return Status::error("kernel '" + fn.name + "' needs " + std::to_string(sharedTotal) +
+                         " bytes of shared memory (its shared buffers and the lowering's reduction scratch); a kernel "
+                         "may declare at most " + std::to_string(kMaxStaticShared) + " (48 KiB) of static shared memory");
   std::string err;
   llvm::raw_string_ostream os(err);
   if (llvm::verifyFunction(*kernel, &os))
@@ -695,8 +707,12 @@ Status Lowerer::lowerFor(const ir::Operation& op) {
       for (const auto& o : blk.ops()) {
         for (ir::Value* v : o->operands()) {
           auto it = tiles.find(v);
-          // float tiles only: index tiles (cols) are recomputed from tid where used
-          if (it == tiles.end() || it->second.layout.uniform || !ir::isFloat(it->second.dtype) || !seen.insert(v).second)
+          // float tiles only: index tiles (cols) are recomputed from tid where used,
+          // and constants (where(mask, x, 0.0)'s zeros) are not held in registers
+          if (it == tiles.end() || it->second.layout.uniform || !ir::isFloat(it->second.dtype) ||
+              std::all_of(it->second.regs.begin(), it->second.regs.end(),
+                          [](llvm::Value* r) { return llvm::isa<llvm::Constant>(r); }) ||
+              !seen.insert(v).second)
             continue;
           live += static_cast<int64_t>(it->second.regs.size());  // held as computed (f32 after a cast)
         }

@@ -30,6 +30,9 @@
 namespace fnk::nvptx::detail {
 
 /// A lowered tile: its layout and the registers this thread holds.
+/// Static shared memory a kernel may declare (ptxas's limit).
+constexpr int64_t kMaxStaticShared = 48 * 1024;
+
 struct TV {
   ir::TileLayout layout;
   std::vector<int64_t> shape;

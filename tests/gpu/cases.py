@@ -150,6 +150,25 @@ def tile_cases(rng, M, N):
            {"BLOCK_H": row["BLOCK_N"], "ROWS": 4, "WARPS": 4})
 
 
+def lang_cases(rng):
+    """tests/gpu/lang.fnk: the language's constructs beyond the norms' (shared
+    buffers, shapes, math, integers, casts, reductions, control flow, masks,
+    3-D grids, clusters), on ragged shapes; every output element is written."""
+    f = "tests/gpu/lang.fnk"
+    x2 = rng.standard_normal((37, 70))
+    yield (f, "lang_shared_transpose", {"x": x2}, ["y"], {}, {})
+    yield (f, "lang_shapes", {"a": rng.standard_normal(32), "b": rng.standard_normal(64)}, ["y", "z"], {}, {})
+    x1 = rng.standard_normal(1000) * 2.0
+    yield (f, "lang_math", {"x": x1}, ["y"], {}, {})
+    yield (f, "lang_int", {"x": x1}, ["y"], {}, {})
+    yield (f, "lang_casts", {"x": x1}, ["y"], {}, {})
+    yield (f, "lang_reduce", {"x": rng.standard_normal((37, 64))}, ["rows_out", "cols_out", "all_out"], {}, {"P": 3})
+    yield (f, "lang_control", {"x": rng.standard_normal((7, 300))}, ["y", "s"], {}, {})
+    yield (f, "lang_grid3", {"x": rng.standard_normal((2, 3, 5))}, ["y"], {}, {})
+    yield (f, "lang_cluster", {"x": rng.standard_normal((6, 64))}, ["y", "z", "s"], {}, {})
+    yield (f, "lang_big_shared", {"x": rng.standard_normal(30000)}, ["y"], {}, {})
+
+
 def all_cases(quick=False):
     rng = np.random.default_rng(1234)
     Ns = [1000, 4096] if quick else [1, 7, 1000, 4096, 8192]
@@ -170,6 +189,8 @@ def all_cases(quick=False):
         for (M, N) in ([(7, 1000)] if quick else [(7, 1000), (5, 8192), (9, 64)]):
             for c in tile_cases(rng, M, N):
                 yield (T, f"tile M={M} N={N}") + c
+        for c in lang_cases(rng):
+            yield (T, "lang") + c
         if not quick:
             for (B, S, H) in [(2, 9, 1000), (1, 5, 4096)]:
                 for c in wide_dit_cases(rng, B, S, H):

@@ -1,5 +1,6 @@
-"""Compiles every kernel of stdlib/ and examples/ to a cubin with fnkc (LLVM
-NVPTX, then ptxas) at several const settings; prints FAIL lines and a count."""
+"""Compiles every kernel of stdlib/, examples/, bench/variants.fnk and the GPU
+conformance kernels (tests/gpu/lang.fnk) to a cubin with fnkc (LLVM NVPTX,
+then ptxas) at several const settings; prints FAIL lines and a count."""
 import re
 import subprocess
 import sys
@@ -8,7 +9,9 @@ from pathlib import Path
 fnkc, root = sys.argv[1], Path(sys.argv[2])
 settings = [{}, {"T": "f32", "CLUSTER": "2"}]
 done = total = 0
-for f in sorted(list((root / "stdlib").rglob("*.fnk")) + list((root / "examples").glob("*.fnk"))):
+files = list((root / "stdlib").rglob("*.fnk")) + list((root / "examples").glob("*.fnk"))
+files += [root / "bench" / "variants.fnk", root / "tests" / "gpu" / "lang.fnk"]
+for f in sorted(files):
     text = f.read_text()
     for kernel, generics in re.findall(r"^kernel (\w+)(<[^>]*>)?", text, re.M):
         for s in settings:
