@@ -530,9 +530,8 @@ EVal Elaborator::expr(const ast::Expr& e) {
       sharedBytes_ += bytes;
       if (sharedBytes_ > kMaxSharedBytes) {
         diags_.error(e.range, "shared buffers of this kernel take " + std::to_string(sharedBytes_) + " bytes (" +
-                                  std::to_string(sharedBytes_ / 1024) + " KiB); a kernel has at most " +
-                                  std::to_string(kMaxSharedBytes) + " (" + std::to_string(kMaxSharedBytes / 1024) +
-                                  " KiB) of static shared memory");
+                                  std::to_string(sharedBytes_ / 1024) + " KiB); a CTA has at most " +
+                                  std::to_string(kMaxSharedBytes) + " (" + std::to_string(kMaxSharedBytes / 1024) + " KiB)");
         return EVal::error();
       }
       return EVal::of(emit(OpKind::SharedAlloc, e.range, {}, Type::shared(*t, shape)), e.range);

@@ -34,10 +34,9 @@ bool checkKernelsWithDefaults(const Program& program, DiagEngine& diags);
 
 /// Limits that keep absurd programs from exhausting the compiler or the GPU.
 constexpr int64_t kMaxTileElements = int64_t(1) << 20;
-/// A kernel's shared buffers are static shared memory, which a kernel may
-/// declare up to 48 KiB of (the opt-in 227 KiB of Hopper is dynamic shared
-/// memory, which the GPU backend does not use yet).
-constexpr int64_t kMaxSharedBytes = 48 * 1024;
+/// Hopper's shared memory per CTA (past 48 KiB the GPU backend places a
+/// kernel's shared arrays in dynamic shared memory).
+constexpr int64_t kMaxSharedBytes = 227 * 1024;
 constexpr int kMaxInlineDepth = 32;
 
 }  // namespace fnk

@@ -178,12 +178,24 @@ Status emitHeader(const ir::Function& fn, const std::string& image, bool isPtx, 
   c.resize(3, 1);
   os << "  if (" << grid[0] << " < 0 || " << grid[1] << " < 0 || " << grid[2] << " < 0) return CUDA_ERROR_INVALID_VALUE;\n"
      << "  if (" << grid[0] << " == 0 || " << grid[1] << " == 0 || " << grid[2] << " == 0) return CUDA_SUCCESS;\n"
-     << "  static CUmodule module;\n  static CUfunction function;\n"
-     << "  if (!function) {\n"
+     << "  static CUmodule module;\n  static CUfunction function;\n";
+  // A kernel past 48 KiB of shared memory exports how much it needs
+  // (nvptx::kDynamicSharedSymbol, in the image's symbol table).
+  const bool dynamicShared = image.find(nvptx::kDynamicSharedSymbol) != std::string::npos;
+  if (dynamicShared) os << "  static unsigned dynamic_shared;\n";
+  os << "  if (!function) {\n"
      << "    CUresult r = cuModuleLoadData(&module, fnk_" << k << "_image);\n"
      << "    if (r != CUDA_SUCCESS) return r;\n"
      << "    r = cuModuleGetFunction(&function, module, \"" << fn.name << "\");\n"
      << "    if (r != CUDA_SUCCESS) return r;\n";
+  if (dynamicShared)
+    os << "    CUdeviceptr bytes;\n    size_t size;\n"
+       << "    r = cuModuleGetGlobal(&bytes, &size, module, \"" << nvptx::kDynamicSharedSymbol << "\");\n"
+       << "    if (r != CUDA_SUCCESS) return r;\n"
+       << "    r = cuMemcpyDtoH(&dynamic_shared, bytes, sizeof dynamic_shared);\n"
+       << "    if (r != CUDA_SUCCESS) return r;\n"
+       << "    r = cuFuncSetAttribute(function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)dynamic_shared);\n"
+       << "    if (r != CUDA_SUCCESS) return r;\n";
   if (c[0] * c[1] * c[2] > 8)  // more than Hopper's portable 8 CTAs: a property of the function, set once
     os << "    r = cuFuncSetAttribute(function, CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1);\n"
        << "    if (r != CUDA_SUCCESS) return r;\n";
@@ -192,13 +204,13 @@ Status emitHeader(const ir::Function& fn, const std::string& image, bool isPtx, 
   const unsigned block = static_cast<unsigned>(32 * fn.warps());
   if (c[0] * c[1] * c[2] <= 1) {
     os << "  return cuLaunchKernel(function, (unsigned)" << grid[0] << ", (unsigned)" << grid[1] << ", (unsigned)" << grid[2]
-       << ", " << block << ", 1, 1, 0, stream, params, 0);\n}\n";
+       << ", " << block << ", 1, 1, " << (dynamicShared ? "dynamic_shared" : "0") << ", stream, params, 0);\n}\n";
   } else {
     os << "  CUlaunchAttribute attr;\n  attr.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;\n"
        << "  attr.value.clusterDim.x = " << c[0] << ";\n  attr.value.clusterDim.y = " << c[1]
        << ";\n  attr.value.clusterDim.z = " << c[2] << ";\n"
        << "  CUlaunchConfig config = {(unsigned)" << grid[0] << ", (unsigned)" << grid[1] << ", (unsigned)" << grid[2]
-       << ", " << block << ", 1, 1, 0, stream, &attr, 1};\n";
+       << ", " << block << ", 1, 1, " << (dynamicShared ? "dynamic_shared" : "0") << ", stream, &attr, 1};\n";
     os << "  return cuLaunchKernelEx(&config, function, params, 0);\n}\n";
   }
   out = os.str();

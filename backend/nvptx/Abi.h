@@ -18,6 +18,12 @@
 
 namespace fnk::nvptx {
 
+/// A kernel whose shared memory passes the 48 KiB a kernel may declare
+/// statically uses dynamic shared memory, and its module exports the bytes
+/// it needs as this global (a .u32 in global memory): the loader reads it,
+/// opts the function in to that much and passes it at every launch.
+inline constexpr const char* kDynamicSharedSymbol = "fnk_dyn_smem_bytes";
+
 enum class AbiKind { Ptr, I32, I64, F32, F64 };
 
 struct AbiSlot {

@@ -97,6 +97,47 @@ llvm::Value* Lowerer::scratchBegin(int64_t bytes) {
   return scratch(bytes, 0);
 }
 
+// A kernel may declare 48 KiB of static shared memory (ptxas's limit). Past
+// that, every shared array (the buffers, the reductions' scratch, the
+// cluster slots and mbarriers) moves into dynamic shared memory, one extern
+// array at the same offsets they would have had, and the module exports the
+// size as the global fnk_dyn_smem_bytes: the runtime and generated headers
+// read it at load, opt the function in to that much and pass it at launch.
+Status Lowerer::placeShared() {
+  std::vector<llvm::GlobalVariable*> arrays;
+  for (llvm::GlobalVariable& g : mod.globals())
+    if (g.getAddressSpace() == 3 && !g.isDeclaration()) arrays.push_back(&g);
+  const llvm::DataLayout& dl = mod.getDataLayout();
+  std::vector<uint64_t> offsets;
+  uint64_t total = 0;
+  for (llvm::GlobalVariable* g : arrays) {
+    total = llvm::alignTo(total, g->getAlign() ? g->getAlign()->value() : 1);
+    offsets.push_back(total);
+    total += dl.getTypeAllocSize(g->getValueType());
+  }
+  if (total <= static_cast<uint64_t>(kMaxStaticShared)) return Status::ok();
+  if (total > static_cast<uint64_t>(kMaxDynamicShared))
+    return Status::error("kernel '" + fn.name + "' needs " + std::to_string(total) +
+                         " bytes of shared memory (its shared buffers and the lowering's reduction scratch); a CTA "
+                         "has at most " + std::to_string(kMaxDynamicShared) + " (227 KiB)");
+  auto* dyn = new llvm::GlobalVariable(mod, llvm::ArrayType::get(b.getInt8Ty(), 0), false,
+                                       llvm::GlobalValue::ExternalLinkage, nullptr, "fnk_dyn_smem", nullptr,
+                                       llvm::GlobalValue::NotThreadLocal, 3);
+  dyn->setAlignment(llvm::Align(16));
+  for (size_t i = 0; i < arrays.size(); ++i) {
+    arrays[i]->replaceAllUsesWith(
+        llvm::ConstantExpr::getInBoundsGetElementPtr(b.getInt8Ty(), dyn, b.getInt64(offsets[i])));
+    arrays[i]->eraseFromParent();
+  }
+  scratch_[0] = scratch_[1] = nullptr;
+  clusterMbar = nullptr;
+  auto* bytes = new llvm::GlobalVariable(mod, b.getInt32Ty(), true, llvm::GlobalValue::ExternalLinkage,
+                                         b.getInt32(static_cast<uint32_t>(total)), kDynamicSharedSymbol, nullptr,
+                                         llvm::GlobalValue::NotThreadLocal, 1);
+  bytes->setAlignment(llvm::Align(4));
+  return Status::ok();
+}
+
 void Lowerer::finishScratch() {
   // One shared array: buffer A, then buffer B at a constant offset, so that
   // both are addressed off the same base register.
@@ -366,18 +407,7 @@ Status Lowerer::run() {
   if (!s) return s;
   if (!b.GetInsertBlock()->getTerminator()) b.CreateRetVoid();
   finishScratch();
-  // Every shared array is static shared memory, of which a kernel may declare
-  // 48 KiB (ptxas rejects more): the buffers the front end limits to that,
-  // plus the reductions' scratch, the cluster slots and mbarriers.
-  int64_t sharedTotal = 0;
-  for (const llvm::GlobalVariable& g : mod.globals())
-    if (g.getAddressSpace() == 3 && !g.isDeclaration())
-      sharedTotal = llvm::alignTo(sharedTotal, g.getAlign() ? g.getAlign()->value() : 1) +
-                    static_cast<int64_t>(mod.getDataLayout().getTypeAllocSize(g.getValueType()));
-  if (sharedTotal > kMaxStaticShared)
-    return Status::error("kernel '" + fn.name + "' needs " + std::to_string(sharedTotal) +
-                         " bytes of shared memory (its shared buffers and the lowering's reduction scratch); a kernel "
-                         "may declare at most " + std::to_string(kMaxStaticShared) + " (48 KiB) of static shared memory");
+  if (Status s = placeShared(); !s) return s;
   std::string err;
   llvm::raw_string_ostream os(err);
   if (llvm::verifyFunction(*kernel, &os))

@@ -30,8 +30,10 @@
 namespace fnk::nvptx::detail {
 
 /// A lowered tile: its layout and the registers this thread holds.
-/// Static shared memory a kernel may declare (ptxas's limit).
+/// Static shared memory a kernel may declare (ptxas's limit); past it the
+/// lowering uses dynamic shared memory, up to Hopper's 227 KiB per CTA.
 constexpr int64_t kMaxStaticShared = 48 * 1024;
+constexpr int64_t kMaxDynamicShared = 227 * 1024;
 
 struct TV {
   ir::TileLayout layout;
@@ -231,6 +233,9 @@ public:
   /// clusterMbarNext.
   llvm::GlobalVariable* clusterMbar = nullptr;
   int64_t clusterMbarNext = 0;
+  /// Lays out the module's shared arrays: static when they fit 48 KiB, else
+  /// one dynamic array (see Lowerer.cpp). Runs once, after the kernel body.
+  Status placeShared();
   /// An inline-asm statement (side effects: never moved or merged).
   llvm::Value* ptx(const std::string& text, const std::string& constraints, llvm::Type* ret,
                    const std::vector<llvm::Value*>& args);

@@ -1,5 +1,7 @@
 #include "backend/runtime/Cuda.h"
 
+#include "backend/nvptx/Abi.h"
+
 #include <dlfcn.h>
 
 #include <mutex>
@@ -53,6 +55,7 @@ struct Driver {
   CUresult (*cuMemsetD8_v2)(unsigned long long, unsigned char, size_t);
   CUresult (*cuModuleLoadData)(CUmodule*, const void*);
   CUresult (*cuModuleGetFunction)(CUfunction*, CUmodule, const char*);
+  CUresult (*cuModuleGetGlobal_v2)(unsigned long long*, size_t*, CUmodule, const char*);
   CUresult (*cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, CUstream,
                              void**, void**);
   CUresult (*cuLaunchKernelEx)(const LaunchConfig*, CUfunction, void**, void**);
@@ -68,6 +71,8 @@ struct Driver {
 
 CUcontext g_ctx = nullptr;
 constexpr int kNonPortableClusterSizeAllowed = 14;  // CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED
+constexpr int kMaxDynamicSharedSizeBytes = 8;       // CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
+constexpr CUresult kErrorNotFound = 500;            // CUDA_ERROR_NOT_FOUND
 
 Driver g;
 std::string g_loadError;
@@ -90,7 +95,7 @@ bool loadDriver() {
 #define R(n) resolve(g.n, #n)
   return R(cuInit) && R(cuDeviceGet) && R(cuDeviceGetCount) && R(cuDeviceGetName) && R(cuDevicePrimaryCtxRetain) &&
          R(cuCtxSetCurrent) && R(cuCtxSynchronize) && R(cuMemAlloc_v2) && R(cuMemFree_v2) && R(cuMemcpyHtoD_v2) &&
-         R(cuMemcpyDtoH_v2) && R(cuMemsetD8_v2) && R(cuModuleLoadData) && R(cuModuleGetFunction) && R(cuLaunchKernel) &&
+         R(cuMemcpyDtoH_v2) && R(cuMemsetD8_v2) && R(cuModuleLoadData) && R(cuModuleGetFunction) && R(cuModuleGetGlobal_v2) && R(cuLaunchKernel) &&
          R(cuLaunchKernelEx) && R(cuEventCreate) && R(cuEventRecord) && R(cuEventSynchronize) &&
          R(cuEventElapsedTime_v2) && R(cuEventDestroy_v2) && R(cuGetErrorName) && R(cuGetErrorString) &&
          R(cuFuncSetAttribute);
@@ -164,6 +169,21 @@ Status Device::load(const std::string& image, const std::string& kernel, Kernel&
   out.module = m;
   out.function = f;
   out.name = kernel;
+  out.dynamicShared = 0;
+  // A kernel past 48 KiB of shared memory exports how much it needs.
+  unsigned long long p = 0;
+  size_t n = 0;
+  const CUresult rc = g.cuModuleGetGlobal_v2(&p, &n, m, nvptx::kDynamicSharedSymbol);
+  if (rc == kErrorNotFound) return Status::ok();
+  if (Status s = check(rc, "cuModuleGetGlobal", kernel); !s) return s;
+  uint32_t bytes = 0;
+  if (n != sizeof bytes) return Status::error("kernel '" + kernel + "': malformed " + nvptx::kDynamicSharedSymbol);
+  if (Status s = check(g.cuMemcpyDtoH_v2(&bytes, p, sizeof bytes), "cuMemcpyDtoH", kernel); !s) return s;
+  if (Status s = check(g.cuFuncSetAttribute(f, kMaxDynamicSharedSizeBytes, static_cast<int>(bytes)), "cuFuncSetAttribute",
+                       kernel);
+      !s)
+    return s;
+  out.dynamicShared = bytes;
   return Status::ok();
 }
 
@@ -178,14 +198,15 @@ Status Device::launch(const Kernel& k, const unsigned grid[3], unsigned block, c
   // Callers such as PyTorch's autograd threads may not have the context current.
   if (Status s = check(g.cuCtxSetCurrent(g_ctx), "cuCtxSetCurrent", k.name); !s) return s;
   if (cluster[0] * cluster[1] * cluster[2] <= 1)
-    return check(g.cuLaunchKernel(k.function, grid[0], grid[1], grid[2], block, 1, 1, 0, static_cast<CUstream>(stream), params, nullptr),
+    return check(g.cuLaunchKernel(k.function, grid[0], grid[1], grid[2], block, 1, 1, k.dynamicShared,
+                                  static_cast<CUstream>(stream), params, nullptr),
                  "cuLaunchKernel", k.name);
   LaunchAttribute attr{};
   attr.id = kAttrClusterDimension;
   attr.value.clusterDim.x = cluster[0];
   attr.value.clusterDim.y = cluster[1];
   attr.value.clusterDim.z = cluster[2];
-  LaunchConfig cfg{grid[0], grid[1], grid[2], block, 1, 1, 0, static_cast<CUstream>(stream), &attr, 1};
+  LaunchConfig cfg{grid[0], grid[1], grid[2], block, 1, 1, k.dynamicShared, static_cast<CUstream>(stream), &attr, 1};
   return check(g.cuLaunchKernelEx(&cfg, k.function, params, nullptr), "cuLaunchKernelEx", k.name);
 }
 

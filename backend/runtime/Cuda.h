@@ -21,6 +21,7 @@ struct Kernel {
   void* module = nullptr;    // CUmodule
   void* function = nullptr;  // CUfunction
   std::string name;
+  unsigned dynamicShared = 0;  // bytes of dynamic shared memory each launch passes (nvptx::kDynamicSharedSymbol)
 };
 
 class Device {

@@ -166,7 +166,8 @@ def lang_cases(rng):
     yield (f, "lang_control", {"x": rng.standard_normal((7, 300))}, ["y", "s"], {}, {})
     yield (f, "lang_grid3", {"x": rng.standard_normal((2, 3, 5))}, ["y"], {}, {})
     yield (f, "lang_cluster", {"x": rng.standard_normal((6, 64))}, ["y", "z", "s"], {}, {})
-    yield (f, "lang_big_shared", {"x": rng.standard_normal(30000)}, ["y"], {}, {})
+    yield (f, "lang_big_shared", {"x": rng.standard_normal(40000)}, ["y"], {}, {})   # 128 KiB: dynamic
+    yield (f, "lang_big_shared", {"x": rng.standard_normal(3000)}, ["y"], {}, {}, {"SIZE": 1024})  # static
 
 
 def all_cases(quick=False):
