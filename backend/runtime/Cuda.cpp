@@ -96,7 +96,8 @@ bool loadDriver() {
   return R(cuInit) && R(cuDeviceGet) && R(cuDeviceGetCount) && R(cuDeviceGetName) && R(cuDevicePrimaryCtxRetain) &&
          R(cuCtxSetCurrent) && R(cuCtxSynchronize) && R(cuMemAlloc_v2) && R(cuMemFree_v2) && R(cuMemcpyHtoD_v2) &&
          R(cuMemcpyDtoH_v2) && R(cuMemsetD8_v2) && R(cuModuleLoadData) && R(cuModuleGetFunction) &&
-         R(cuModuleGetGlobal_v2) && R(cuLaunchKernel) && R(cuLaunchKernelEx) && R(cuEventCreate) && R(cuEventRecord) && R(cuEventSynchronize) &&
+         R(cuModuleGetGlobal_v2) && R(cuLaunchKernel) && R(cuLaunchKernelEx) && R(cuEventCreate) &&
+         R(cuEventRecord) && R(cuEventSynchronize) &&
          R(cuEventElapsedTime_v2) && R(cuEventDestroy_v2) && R(cuGetErrorName) && R(cuGetErrorString) &&
          R(cuFuncSetAttribute);
 #undef R
