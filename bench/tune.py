@@ -331,12 +331,12 @@ def wide_variant_cases(rms, var, sms):
         ref = rms_dx_ref(x, w, dy, rstd)
         CHECKS[bwd] = lambda dx=dx, ref=ref: rel_err(dx, ref)
         bsplits = ((8, 8192, 8), (8, 8192, 16), (4, 16384, 16)) if N <= 65536 else ((16, 16384, 16), (16, 16384, 32))
-        for c, bn, wp in (bsplits[:1] if N <= 65536 else ()):  # dw in shared memory (up to 8192 columns per CTA)
-            for per_sm in (2, 4, 6):
+        for c, bn, wp in bsplits[:1]:  # dw in shared memory, w read in the loop (ptxas: no spills at PF=0)
+            for per_sm, pf in ((2, 0), (2, 1), (3, 0), (4, 1), (6, 1)):
                 part = torch.empty(max(1, per_sm * sms // c), N, device=DEV)
-                yield (bwd, f"split_smem CLUSTER={c} BLOCK_N={bn} WARPS={wp} P={part.shape[0]}", 3 * M * N * 2,
-                       lambda x=x, w=w, dy=dy, rstd=rstd, dx=dx, part=part, c=c, bn=bn, wp=wp:
-                       var.rms_bwd_split_smem(x, w, dy, rstd, dx, part, BLOCK_N=bn, CLUSTER=c, WARPS=wp))
+                yield (bwd, f"split_smem CLUSTER={c} BLOCK_N={bn} WARPS={wp} P={part.shape[0]} PF={pf}", 3 * M * N * 2,
+                       lambda x=x, w=w, dy=dy, rstd=rstd, dx=dx, part=part, c=c, bn=bn, wp=wp, pf=pf:
+                       var.rms_bwd_split_smem(x, w, dy, rstd, dx, part, BLOCK_N=bn, CLUSTER=c, WARPS=wp, PF=pf))
         for c, bn, wp in bsplits[:1]:  # w read in the loop, the registers spent on the next row's prefetch
             for per_sm, pf in ((4, 0), (4, 1), (8, 1)):
                 part = torch.empty(max(1, per_sm * sms // c), N, device=DEV)
