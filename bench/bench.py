@@ -28,6 +28,7 @@ import torch.nn.functional as F
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))
 import fnk  # noqa: E402
 import fnk.torch as fnt  # noqa: E402
+from fnk import schedules  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 # One compiled function per peer serves every shape; without this dynamo gives
@@ -114,7 +115,7 @@ class _Dit(torch.autograd.Function):
         # CTAs per batch: about 27 per SM in all (tune.py --variants at 56x1024x1024: SB=64 71 us,
         # 32: 78, 128: 71; 97 for the old one row per CTA).
         sb = max(1, min(S, (27 * torch.cuda.get_device_properties(0).multi_processor_count) // B))
-        m.dit_modulate_fwd(x, w, b, scale, shift, y, mean, rstd, eps=eps, BLOCK_H=fnt._block(H), SB=sb)
+        m.dit_modulate_fwd(x, w, b, scale, shift, y, mean, rstd, eps=eps, BLOCK_H=schedules.block(H), SB=sb)
         ctx.save_for_backward(x, w, b, scale, mean, rstd)
         return y
 
@@ -128,7 +129,7 @@ class _Dit(torch.autograd.Function):
         sb = max(1, min(S, (4 * torch.cuda.get_device_properties(0).multi_processor_count) // B))
         dx = torch.empty_like(x)
         parts = [torch.empty(B, sb, H, device=DEV, dtype=torch.float32) for _ in range(4)]
-        m.dit_modulate_bwd(x, w, b, scale, dy.contiguous(), mean, rstd, dx, *parts, BLOCK_H=fnt._block(H))
+        m.dit_modulate_bwd(x, w, b, scale, dy.contiguous(), mean, rstd, dx, *parts, BLOCK_H=schedules.block(H))
         dscale, dshift = torch.empty_like(scale), torch.empty_like(scale)
         dw, db = torch.empty_like(w), torch.empty_like(b)
         m.dit_modulate_bwd_reduce(*parts, dscale, dshift, dw, db)
