@@ -1,8 +1,12 @@
 // fnkc: the ahead-of-time compiler driver. Checks a .fnk (or .fnkir) file and
 // prints its AST or IR, runs one named pass for golden tests, and (with the GPU
 // backend) emits LLVM IR, PTX, cubins and launch headers.
+#include <unistd.h>
+
+#include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <random>
 #include <sstream>
 
 #include "frontend/AstPrinter.h"
@@ -104,6 +108,35 @@ int parseArgs(int argc, char** argv, Options& o, bool& exitNow) {
   return 0;
 }
 
+/// Writes `text` to `path`. A regular file (or a new one) is written to a
+/// temporary of its own beside it and renamed over it, so that a failed run
+/// never leaves half a file and two runs writing the same path never share a
+/// temporary; anything else (-o /dev/null, a FIFO, a terminal) is written in
+/// place and never replaced.
+bool writeOutput(const std::string& path, const std::string& text) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::file_status st = fs::status(path, ec);
+  if (!ec && fs::exists(st) && !fs::is_regular_file(st)) {
+    std::ofstream f(path, std::ios::binary);
+    f << text;
+    f.close();
+    if (f) return true;
+    std::cerr << "fnkc: error: cannot write '" << path << "'\n";
+    return false;
+  }
+  std::string tmp = path + ".tmp." + std::to_string(getpid()) + "." + std::to_string(std::random_device{}());
+  std::ofstream f(tmp, std::ios::binary);
+  f << text;
+  f.close();
+  if (!f || std::rename(tmp.c_str(), path.c_str()) != 0) {
+    std::remove(tmp.c_str());
+    std::cerr << "fnkc: error: cannot write '" << path << "'\n";
+    return false;
+  }
+  return true;
+}
+
 int compile(Options& o) {
   SourceManager sm;
   DiagEngine diags(sm);
@@ -115,17 +148,7 @@ int compile(Options& o) {
       std::cout << out.str();
       return 0;
     }
-    // Write to a temporary and rename, so a failed run never leaves half a file.
-    std::string tmp = o.output + ".tmp";
-    std::ofstream f(tmp, std::ios::binary);
-    f << out.str();
-    f.close();
-    if (!f || std::rename(tmp.c_str(), o.output.c_str()) != 0) {
-      std::remove(tmp.c_str());
-      std::cerr << "fnkc: error: cannot write '" << o.output << "'\n";
-      return 1;
-    }
-    return 0;
+    return writeOutput(o.output, out.str()) ? 0 : 1;
   };
   std::unique_ptr<Program> program;
   auto m = cli::loadModule(o.input, o.load, sm, diags, &program);

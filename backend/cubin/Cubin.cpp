@@ -6,8 +6,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 #include <vector>
@@ -61,11 +63,19 @@ Status viaPtxas(const std::string& ptxas, const std::string& ptx, const std::str
   int rc = posix_spawn(&pid, ptxas.c_str(), &fa, nullptr, cargv.data(), environ);
   posix_spawn_file_actions_destroy(&fa);
   int status = 0;
-  if (rc == 0) waitpid(pid, &status, 0);
+  pid_t waited = -1;
+  if (rc == 0)
+    do waited = waitpid(pid, &status, 0);
+    while (waited < 0 && errno == EINTR);
   std::string msg;
   readFile(err, msg);
   if (log) *log = msg;
-  bool ok = rc == 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0 && readFile(out, cubin);
+  bool ok = rc == 0 && waited == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0 && readFile(out, cubin);
+  if (!ok && msg.empty())  // say what happened when ptxas said nothing
+    msg = rc != 0 ? "cannot start " + ptxas + ": " + std::strerror(rc)
+          : waited != pid ? std::string("waitpid: ") + std::strerror(errno)
+          : WIFSIGNALED(status) ? "killed by signal " + std::to_string(WTERMSIG(status))
+          : "exit status " + std::to_string(WIFEXITED(status) ? WEXITSTATUS(status) : -1) + ", no cubin written";
   std::remove(in.c_str());
   std::remove(out.c_str());
   std::remove(err.c_str());
