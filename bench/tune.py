@@ -287,9 +287,12 @@ def ln_rows_variant_cases(ln, sms):
         wl = f"LayerNorm bwd {M}x{N} (dx, partials)"
         CHECKS[wl] = lambda dx=dx, ref=ref: rel_err(dx, ref)
         dwp, dbp = torch.empty(sms, N, device=DEV), torch.empty(sms, N, device=DEV)
-        yield (wl, f"stdlib WARPS=8 P={sms}", 3 * M * N * 2,
-               lambda x=x, w=w, dy=dy, mean=mean, rstd=rstd, dx=dx, dwp=dwp, dbp=dbp, n=N:
-               ln.layernorm_bwd(x, w, dy, mean, rstd, dx, dwp, dbp, BLOCK_N=n, WARPS=8))
+        # 2048 columns: 8 warps is fnk.torch's choice and spills 8 bytes at 80 registers (ptxas -v;
+        # tests/lit/gpu/spills.test); 16 warps take 63 without, 4 take 161.
+        for wp in ((8, 16, 4) if N == 2048 else (8,)):
+            yield (wl, f"stdlib WARPS={wp} P={sms}", 3 * M * N * 2,
+                   lambda x=x, w=w, dy=dy, mean=mean, rstd=rstd, dx=dx, dwp=dwp, dbp=dbp, n=N, wp=wp:
+                   ln.layernorm_bwd(x, w, dy, mean, rstd, dx, dwp, dbp, BLOCK_N=n, WARPS=wp))
         for rows in (4, 8, 16) if N <= 1024 else (2, 4):
             yield (wl, f"rows ROWS={rows} WARPS=8 P={sms}", 3 * M * N * 2,
                    lambda x=x, w=w, dy=dy, mean=mean, rstd=rstd, dx=dx, dwp=dwp, dbp=dbp, n=N, rows=rows:
