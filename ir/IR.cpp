@@ -167,4 +167,26 @@ Value* Builder::constant(SourceRange loc, Type t, Attr value) {
   return create(OpKind::Constant, loc, {}, {std::move(t)}, std::move(a))->result();
 }
 
+void forEachOp(const Block& blk, const std::function<void(const Operation&)>& fn) {
+  for (const auto& op : blk.ops()) {
+    fn(*op);
+    for (unsigned r = 0; r < op->numRegions(); ++r)
+      for (const auto& nb : op->region(r).blocks()) forEachOp(*nb, fn);
+  }
+}
+
+bool anyOp(const Operation& op, const std::function<bool(const Operation&)>& pred) {
+  if (pred(op)) return true;
+  for (unsigned r = 0; r < op.numRegions(); ++r)
+    for (const auto& nb : op.region(r).blocks())
+      if (anyOp(*nb, pred)) return true;
+  return false;
+}
+
+bool anyOp(const Block& blk, const std::function<bool(const Operation&)>& pred) {
+  for (const auto& op : blk.ops())
+    if (anyOp(*op, pred)) return true;
+  return false;
+}
+
 }  // namespace fnk::ir

@@ -7,6 +7,7 @@
 // replace all uses of a value in place.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <list>
 #include <memory>
 #include <string>
@@ -212,6 +213,14 @@ public:
 };
 
 /// Builds ops at the end of a block.
+/// Calls `fn` on every op of `blk` and of the regions nested in it, each op
+/// before the ops of its regions.
+void forEachOp(const Block& blk, const std::function<void(const Operation&)>& fn);
+/// Whether `pred` holds for some op of `blk` or of the regions nested in it.
+bool anyOp(const Block& blk, const std::function<bool(const Operation&)>& pred);
+/// Whether `pred` holds for `op` or for some op of its regions.
+bool anyOp(const Operation& op, const std::function<bool(const Operation&)>& pred);
+
 class Builder {
 public:
   explicit Builder(Block* block = nullptr) : block_(block) {}

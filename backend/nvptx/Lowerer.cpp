@@ -248,25 +248,21 @@ const TV& Lowerer::tile(const ir::Value* v) {
 
 namespace {
 void collectWritten(const ir::Block& blk, std::unordered_set<const ir::Value*>& out) {
-  for (const auto& op : blk.ops()) {
-    if (op->kind() == ir::OpKind::Store) out.insert(op->operand(0));
-    for (unsigned r = 0; r < op->numRegions(); ++r)
-      for (const auto& nb : op->region(r).blocks()) collectWritten(*nb, out);
-  }
+  ir::forEachOp(blk, [&](const ir::Operation& op) {
+    if (op.kind() == ir::OpKind::Store) out.insert(op.operand(0));
+  });
 }
 }  // namespace
 
 namespace {
 // Whether the block (recursively) has a loop, and the most registers any tile holds per thread.
 void kernelShape(const ir::Block& blk, int64_t T, bool& loops, int64_t& maxPer) {
-  for (const auto& op : blk.ops()) {
-    if (op->kind() == ir::OpKind::For) loops = true;
-    for (unsigned i = 0; i < op->numResults(); ++i)
-      if (op->result(i)->type().isTile())
-        maxPer = std::max(maxPer, ir::tileLayout(op->result(i)->type().shape, T).perThread());
-    for (unsigned r = 0; r < op->numRegions(); ++r)
-      for (const auto& nb : op->region(r).blocks()) kernelShape(*nb, T, loops, maxPer);
-  }
+  ir::forEachOp(blk, [&](const ir::Operation& op) {
+    if (op.kind() == ir::OpKind::For) loops = true;
+    for (unsigned i = 0; i < op.numResults(); ++i)
+      if (op.result(i)->type().isTile())
+        maxPer = std::max(maxPer, ir::tileLayout(op.result(i)->type().shape, T).perThread());
+  });
 }
 }  // namespace
 
@@ -285,32 +281,18 @@ int64_t Lowerer::fullOccupancyCtas() {
 }
 
 namespace {
-bool hasClusterBarrierIn(const ir::Block& blk);
-
-/// Whether `op` is, or contains, a cluster barrier (cluster.sync, or the
-/// barriers of cluster.reduce); reading the rank or size needs none.
-bool hasClusterBarrier(const ir::Operation& op) {
-  if (op.kind() == ir::OpKind::ClusterSync || op.kind() == ir::OpKind::ClusterReduce) return true;
-  for (unsigned r = 0; r < op.numRegions(); ++r)
-    for (const auto& nb : op.region(r).blocks())
-      if (hasClusterBarrierIn(*nb)) return true;
-  return false;
-}
-
-bool hasClusterBarrierIn(const ir::Block& blk) {
-  for (const auto& o : blk.ops())
-    if (hasClusterBarrier(*o)) return true;
-  return false;
+/// Cluster barriers: cluster.sync, and those of cluster.reduce (reading the
+/// rank or size needs none).
+bool isClusterBarrier(const ir::Operation& op) {
+  return op.kind() == ir::OpKind::ClusterSync || op.kind() == ir::OpKind::ClusterReduce;
 }
 
 /// cluster.reduce ops of a scalar in `blk`, nested regions included.
 int64_t countScalarClusterReduces(const ir::Block& blk) {
   int64_t n = 0;
-  for (const auto& o : blk.ops()) {
-    if (o->kind() == ir::OpKind::ClusterReduce && o->operand(0)->type().isScalar()) ++n;
-    for (unsigned r = 0; r < o->numRegions(); ++r)
-      for (const auto& nb : o->region(r).blocks()) n += countScalarClusterReduces(*nb);
-  }
+  ir::forEachOp(blk, [&](const ir::Operation& o) {
+    n += o.kind() == ir::OpKind::ClusterReduce && o.operand(0)->type().isScalar();
+  });
   return n;
 }
 }  // namespace
@@ -382,7 +364,7 @@ Status Lowerer::run() {
   // cluster has started: each thread arrives here, and the matching wait
   // comes before the first cluster op (flushClusterWait), by when the peers
   // have long arrived.
-  if (c.size() == 3 && c[0] * c[1] * c[2] > 1 && hasClusterBarrierIn(body)) {
+  if (c.size() == 3 && c[0] * c[1] * c[2] > 1 && ir::anyOp(body, isClusterBarrier)) {
     // FNK_CLUSTER_ASYNC: thread 0 initializes the scalar reduces' mbarriers
     // (one arrival each: its own expect_tx) and makes them visible to the
     // cluster before arriving, so no peer's st.async can reach one first.
@@ -525,7 +507,7 @@ Status Lowerer::lowerBlock(const ir::Block& blk, std::vector<TV>* yielded) {
 Status Lowerer::lowerBlockOps(const ir::Block& blk, std::vector<TV>* yielded) {
   for (const auto& op : blk.ops()) {
     if (early.count(op.get())) continue;  // lowered ahead (hoistLoads)
-    if (op->kind() == ir::OpKind::Return || (op->numRegions() > 0 && hasClusterBarrier(*op))) flushClusterWait();
+    if (op->kind() == ir::OpKind::Return || (op->numRegions() > 0 && ir::anyOp(*op, isClusterBarrier))) flushClusterWait();
     if (op->kind() == ir::OpKind::Reduce || op->kind() == ir::OpKind::ClusterReduce)
       if (Status s = hoistLoads(blk, op.get()); !s) return s;
     if (foldsAcrossWarps(*op)) {
@@ -635,17 +617,6 @@ Status Lowerer::lowerOp(const ir::Operation& op) {
   return fail(op, "internal error: op kind out of range");
 }
 
-namespace {
-bool hasLoad(const ir::Block& blk) {
-  for (const auto& op : blk.ops()) {
-    if (op->kind() == ir::OpKind::Load) return true;
-    for (unsigned r = 0; r < op->numRegions(); ++r)
-      for (const auto& nb : op->region(r).blocks())
-        if (hasLoad(*nb)) return true;
-  }
-  return false;
-}
-}  // namespace
 
 TV Lowerer::packPairs(TV t) {
   if (t.dtype != ir::DType::BF16 && t.dtype != ir::DType::F16) return t;
@@ -733,24 +704,19 @@ Status Lowerer::lowerFor(const ir::Operation& op) {
     for (const TV& t : init)
       if (!t.layout.uniform) live += t.layout.perThread() * (t.dtype == ir::DType::F64 || t.dtype == ir::DType::I64 ? 2 : 1);
     std::unordered_set<const ir::Value*> seen;
-    std::function<void(const ir::Block&)> scan = [&](const ir::Block& blk) {
-      for (const auto& o : blk.ops()) {
-        for (ir::Value* v : o->operands()) {
-          auto it = tiles.find(v);
-          // float tiles only: index tiles (cols) are recomputed from tid where used,
-          // and constants (where(mask, x, 0.0)'s zeros) are not held in registers
-          if (it == tiles.end() || it->second.layout.uniform || !ir::isFloat(it->second.dtype) ||
-              std::all_of(it->second.regs.begin(), it->second.regs.end(),
-                          [](llvm::Value* r) { return llvm::isa<llvm::Constant>(r); }) ||
-              !seen.insert(v).second)
-            continue;
-          live += static_cast<int64_t>(it->second.regs.size());  // held as computed (f32 after a cast)
-        }
-        for (unsigned r = 0; r < o->numRegions(); ++r)
-          for (const auto& nb : o->region(r).blocks()) scan(*nb);
+    ir::forEachOp(body, [&](const ir::Operation& o) {
+      for (ir::Value* v : o.operands()) {
+        auto it = tiles.find(v);
+        // float tiles only: index tiles (cols) are recomputed from tid where used,
+        // and constants (where(mask, x, 0.0)'s zeros) are not held in registers
+        if (it == tiles.end() || it->second.layout.uniform || !ir::isFloat(it->second.dtype) ||
+            std::all_of(it->second.regs.begin(), it->second.regs.end(),
+                        [](llvm::Value* r) { return llvm::isa<llvm::Constant>(r); }) ||
+            !seen.insert(v).second)
+          continue;
+        live += static_cast<int64_t>(it->second.regs.size());  // held as computed (f32 after a cast)
       }
-    };
-    scan(body);
+    });
     const int64_t maxThreads = knob(Knob::PrefetchMaxThreads);  // experiment: past the budget up to this CTA size
     const int64_t cap = std::min<int64_t>(255, 65536 / T);
     const bool fits = live + pfRegs <= cap / 2 || T <= maxThreads;
@@ -856,7 +822,7 @@ Status Lowerer::lowerFor(const ir::Operation& op) {
   llvm::BasicBlock* latch = b.GetInsertBlock();
   llvm::BranchInst* back = b.CreateBr(header);
   const int64_t unroll = knob(Knob::Unroll, 1);
-  if (unroll > 1 && hasLoad(body)) {
+  if (unroll > 1 && ir::anyOp(body, [](const ir::Operation& o) { return o.kind() == ir::OpKind::Load; })) {
     // Experiment knob (FNK_UNROLL=N): N iterations' loads in flight per thread.
     // v0 measurement (docs/perf-notes.md): N=2 raised registers 27 -> 48 and
     // made rmsnorm_fwd slower, so it is off by default.
