@@ -6,7 +6,6 @@
 // 1.5e-7), sigmoid 1 / (1 + 2^(-x log2 e)).
 #include <cmath>
 
-#include <llvm/IR/InlineAsm.h>
 #include <llvm/IR/Intrinsics.h>
 #include <llvm/IR/IntrinsicsNVPTX.h>
 
@@ -191,8 +190,7 @@ llvm::Value* Lowerer::arith(const ir::Operation& op, const std::vector<llvm::Val
       break;
     case K::Tanh: {
       llvm::Value* x = fty->isDoubleTy() ? b.CreateFPTrunc(a[0], b.getFloatTy()) : a[0];
-      auto* asmTy = llvm::FunctionType::get(b.getFloatTy(), {b.getFloatTy()}, false);
-      r = b.CreateCall(llvm::InlineAsm::get(asmTy, "tanh.approx.f32 $0, $1;", "=f,f", false), {x});
+      r = ptx("tanh.approx.f32 $0, $1;", "=f,f", b.getFloatTy(), {x}, /*sideEffects=*/false);
       if (fty->isDoubleTy()) r = b.CreateFPExt(r, fty);
       break;
     }

@@ -166,11 +166,11 @@ llvm::Value* Lowerer::andAll(llvm::Value* a, llvm::Value* c) {
 }
 
 llvm::Value* Lowerer::ptx(const std::string& text, const std::string& constraints, llvm::Type* ret,
-                          const std::vector<llvm::Value*>& args) {
+                          const std::vector<llvm::Value*>& args, bool sideEffects) {
   std::vector<llvm::Type*> types;
   for (llvm::Value* a : args) types.push_back(a->getType());
   auto* fty = llvm::FunctionType::get(ret, types, false);
-  return b.CreateCall(llvm::InlineAsm::get(fty, text, constraints, /*hasSideEffects=*/true), args);
+  return b.CreateCall(llvm::InlineAsm::get(fty, text, constraints, sideEffects), args);
 }
 
 llvm::Value* Lowerer::sharedAddr(llvm::Value* p) { return b.CreatePtrToInt(p, b.getInt32Ty()); }

@@ -236,9 +236,10 @@ public:
   /// Lays out the module's shared arrays: static when they fit 48 KiB, else
   /// one dynamic array (see Lowerer.cpp). Runs once, after the kernel body.
   Status placeShared();
-  /// An inline-asm statement (side effects: never moved or merged).
+  /// An inline-asm statement; with side effects (the default) it is never
+  /// moved, merged or dropped, without it LLVM may treat it as a pure value.
   llvm::Value* ptx(const std::string& text, const std::string& constraints, llvm::Type* ret,
-                   const std::vector<llvm::Value*>& args);
+                   const std::vector<llvm::Value*>& args, bool sideEffects = true);
   /// The 32-bit shared::cta address of a shared-memory pointer.
   llvm::Value* sharedAddr(llvm::Value* p);
   /// FNK_CLUSTER_ASYNC's push of a scalar cluster.reduce (Cluster.cpp).

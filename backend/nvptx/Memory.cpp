@@ -10,7 +10,6 @@
 #include <functional>
 #include <numeric>
 
-#include <llvm/IR/InlineAsm.h>
 
 #include "backend/nvptx/Lowerer.h"
 
@@ -114,8 +113,7 @@ static llvm::Value* lastIndexBase(Lowerer& L, const Access& a, size_t r) {
   auto& b = L.b;
   const TV& t = a.idx.back();
   llvm::Value* x = b.CreateSExt(t.regs[t.layout.uniform ? 0 : r], b.getInt64Ty());
-  auto* fty = llvm::FunctionType::get(b.getInt64Ty(), {b.getInt64Ty()}, false);
-  return b.CreateCall(llvm::InlineAsm::get(fty, "mov.b64 $0, $1;", "=l,l", /*hasSideEffects=*/true), {x});
+  return L.ptx("mov.b64 $0, $1;", "=l,l", b.getInt64Ty(), {x});
 }
 
 // Whether an access of `shape` through index operands op[1..1+rank) can use
