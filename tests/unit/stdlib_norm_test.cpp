@@ -226,6 +226,10 @@ ConstOverrides consts(DType t, std::initializer_list<std::pair<const char*, int>
   return c;
 }
 
+// The *_bwd_rows kernels: the row in one tile, two rows per step (so that
+// ROWS does not divide most M).
+ConstOverrides rowsConsts(const NormCase& c) { return consts(c.T, {{"BLOCK_N", rowBlock(c.N)}, {"ROWS", 2}}); }
+
 uint32_t seedFor(int family, const NormCase& c) {
   return static_cast<uint32_t>(family * 1000003u + c.M * 7919u + c.N * 31u + (c.T == DType::BF16) * 5u + c.blockN +
                                c.rows * 13u);
@@ -333,15 +337,10 @@ TEST_P(NormTest, RmsnormBwd) {
   checkRmsnormBwd(c, "rmsnorm_bwd", consts(c.T, {{"BLOCK_N", c.blockN}}), seedFor(2, c));
 }
 
-// Several rows per step ([ROWS, BLOCK_N] tiles), ROWS not dividing M.
-TEST_P(NormTest, RmsnormBwdRows) {
-  const NormCase c = GetParam();
-  checkRmsnormBwd(c, "rmsnorm_bwd_rows", consts(c.T, {{"BLOCK_N", rowBlock(c.N)}, {"ROWS", 2}}), seedFor(13, c));
-}
-
 // One LayerNorm forward kernel against the float64 reference; the values sit
 // around `offset`, so the mean is far from zero and the variance must not be
-// computed as E[x^2] - E[x]^2.
+// computed as E[x^2] - E[x]^2 (two passes, or one shifted by a value of the
+// row, E[(x - k)^2] - E[x - k]^2).
 void checkLayernormFwd(const NormCase& c, const char* kernel, const ConstOverrides& k, uint32_t seed, double offset) {
   SCOPED_TRACE(std::string(kernel) + " seed " + std::to_string(seed));
   std::mt19937 rng(seed);
@@ -439,10 +438,12 @@ TEST_P(NormTest, LayernormBwd) {
   checkLayernormBwd(c, "layernorm_bwd", consts(c.T, {{"BLOCK_N", c.blockN}}), seedFor(4, c));
 }
 
-// Several rows per step ([ROWS, BLOCK_N] tiles), ROWS not dividing M.
-TEST_P(NormTest, LayernormBwdRows) {
+// The backwards that take several rows per step ([ROWS, BLOCK_N] tiles),
+// ROWS not dividing M; each check names its kernel.
+TEST_P(NormTest, BwdRows) {
   const NormCase c = GetParam();
-  checkLayernormBwd(c, "layernorm_bwd_rows", consts(c.T, {{"BLOCK_N", rowBlock(c.N)}, {"ROWS", 2}}), seedFor(14, c));
+  checkRmsnormBwd(c, "rmsnorm_bwd_rows", rowsConsts(c), seedFor(13, c));
+  checkLayernormBwd(c, "layernorm_bwd_rows", rowsConsts(c), seedFor(14, c));
 }
 
 // A cluster of CTAs shares each row (cluster.reduce over the partial sums).
