@@ -14,3 +14,17 @@ if [ -z "$FNK" ]; then
 fi
 FNKC=${FNKC:-${FNK:+$(dirname "$FNK")/fnkc}}
 export FNK FNKC FNK_STDLIB=${FNK_STDLIB:-$PWD/stdlib} FNK_BUILD_DIR=${FNK:+$(dirname "$FNK")} PYTHONUNBUFFERED=1
+
+# A name the device tool keeps (letters, digits, _) for a tune.py config string.
+plain_name() { echo "$1" | tr -c 'A-Za-z0-9' '_'; }
+
+# ncu over the first COUNT fnk kernels that `bench/tune.py --variants --only
+# ONLY` launches, the clocks left alone, into OUTFILE (inspect.sh, stalls.sh):
+#   ncu_tune OUTFILE COUNT ONLY NCU_ARGS...
+ncu_tune() {
+  local out=$1 count=$2 only=$3
+  shift 3
+  timeout 150 ncu --clock-control none -k regex:'^(rms|ln|dit|layer)' -c "$count" "$@" \
+    python3 bench/tune.py --variants --reps 1 --only "$only" --out /tmp/t > "$out" 2>&1
+}
+

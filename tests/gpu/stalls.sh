@@ -11,9 +11,8 @@ mkdir -p "$OUT"
 source tests/gpu/env.sh
 export FNK_CACHE_DIR=${FNK_CACHE_DIR:-/tmp/fnkcache}
 for only in "$@"; do
-  tag=$(echo $only | tr -c 'A-Za-z0-9' '_')
-  timeout 150 ncu --clock-control none -k regex:'^(rms|ln|dit|layer)' -c 1 \
-    --metrics regex:'smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio',smsp__issue_active.avg.pct_of_peak_sustained_active,sm__warps_active.avg.pct_of_peak_sustained_active,launch__registers_per_thread,gpu__time_duration.sum,smsp__inst_executed.sum \
-    python3 bench/tune.py --variants --reps 1 --only "$only" --out /tmp/t > "$OUT/stall_$tag.txt" 2>&1
+  tag=$(plain_name "$only")
+  ncu_tune "$OUT/stall_$tag.txt" 1 "$only" \
+    --metrics regex:'smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio',smsp__issue_active.avg.pct_of_peak_sustained_active,sm__warps_active.avg.pct_of_peak_sustained_active,launch__registers_per_thread,gpu__time_duration.sum,smsp__inst_executed.sum
   echo "== $only"; grep -E "^\s+(ln|rms|dit|layer)|stalled|issue_active|warps_active|registers|duration|inst_executed" "$OUT/stall_$tag.txt" | awk '$NF+0 > 0.05 || /\(/' | sed 's/smsp__average_warps_issue_stalled_//; s/_per_issue_active.ratio//' | head -40
 done
