@@ -161,7 +161,7 @@ Status Device::fill(DevPtr dst, uint8_t byte, size_t bytes) {
   return bytes ? check(g.cuMemsetD8_v2(dst, byte, bytes), "cuMemsetD8", "") : Status::ok();
 }
 
-Status Device::load(const std::string& image, const std::string& kernel, Kernel& out) {
+Status Device::load(const std::string& image, const std::string& kernel, int64_t clusterCtas, Kernel& out) {
   CUmodule m = nullptr;
   if (Status s = check(g.cuCtxSetCurrent(g_ctx), "cuCtxSetCurrent", kernel); !s) return s;
   if (Status s = check(g.cuModuleLoadData(&m, image.c_str()), "cuModuleLoadData", kernel); !s) return s;
@@ -171,6 +171,9 @@ Status Device::load(const std::string& image, const std::string& kernel, Kernel&
   out.function = f;
   out.name = kernel;
   out.dynamicShared = 0;
+  if (clusterCtas > 8)  // Hopper's portable limit
+    if (Status s = check(g.cuFuncSetAttribute(f, kNonPortableClusterSizeAllowed, 1), "cuFuncSetAttribute", kernel); !s)
+      return s;
   // A kernel past 48 KiB of shared memory exports how much it needs.
   unsigned long long p = 0;
   size_t n = 0;
@@ -186,11 +189,6 @@ Status Device::load(const std::string& image, const std::string& kernel, Kernel&
     return s;
   out.dynamicShared = bytes;
   return Status::ok();
-}
-
-Status Device::allowLargeClusters(const Kernel& k) {
-  if (Status s = check(g.cuCtxSetCurrent(g_ctx), "cuCtxSetCurrent", k.name); !s) return s;
-  return check(g.cuFuncSetAttribute(k.function, kNonPortableClusterSizeAllowed, 1), "cuFuncSetAttribute", k.name);
 }
 
 Status Device::launch(const Kernel& k, const unsigned grid[3], unsigned block, const unsigned cluster[3], void** params,

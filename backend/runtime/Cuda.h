@@ -36,11 +36,11 @@ public:
   Status copyToDevice(DevPtr dst, const void* src, size_t bytes);
   Status copyToHost(void* dst, DevPtr src, size_t bytes);
   Status fill(DevPtr dst, uint8_t byte, size_t bytes);
-  /// Loads a cubin or PTX image and finds `kernel` in it.
-  Status load(const std::string& image, const std::string& kernel, Kernel& out);
-  /// Lets `k` launch in clusters of more than 8 CTAs (up to 16 on Hopper);
-  /// a property of the function, set once after load.
-  Status allowLargeClusters(const Kernel& k);
+  /// Loads a cubin or PTX image, finds `kernel` in it, and sets what its
+  /// launches need on the function, once: clusters of more than 8 CTAs
+  /// (`clusterCtas`, up to 16 on Hopper), and the dynamic shared memory the
+  /// module exports (nvptx::kDynamicSharedSymbol, kept in out.dynamicShared).
+  Status load(const std::string& image, const std::string& kernel, int64_t clusterCtas, Kernel& out);
   /// Launches with `block` threads on `stream` (null: the default stream);
   /// cluster dims > 1 use cuLaunchKernelEx.
   Status launch(const Kernel& k, const unsigned grid[3], unsigned block, const unsigned cluster[3], void** params,

@@ -64,11 +64,14 @@ Status compileAndLoad(const ir::Function& fn, Device& dev, Kernel& out, CompileI
       return Status::ok();
     }
   }
+  auto c = fn.cluster();
+  int64_t clusterCtas = 1;
+  for (int64_t d : c) clusterCtas *= d;
   const std::string dir = cacheDir();
   const fs::path entry = dir.empty() ? fs::path() : fs::path(dir) / (fn.name + "-" + key + ".cubin");
   std::string image;
   if (!dir.empty() && readCacheEntry(entry.string(), image)) {
-    if (dev.load(image, fn.name, out)) {
+    if (dev.load(image, fn.name, clusterCtas, out)) {
       ci.fromDisk = true;
     } else {
       std::error_code ec;  // a stale entry the driver rejects: rebuilt below
@@ -85,11 +88,8 @@ Status compileAndLoad(const ir::Function& fn, Device& dev, Kernel& out, CompileI
     } else {
       image = ptx;  // the driver JIT-compiles PTX; nothing worth caching on disk
     }
-    if (Status s = dev.load(image, fn.name, out); !s) return s;
+    if (Status s = dev.load(image, fn.name, clusterCtas, out); !s) return s;
   }
-  auto c = fn.cluster();
-  if (c.size() == 3 && c[0] * c[1] * c[2] > 8)  // Hopper's portable limit; up to 16 on request, once per function
-    if (Status s = dev.allowLargeClusters(out); !s) return s;
   ci.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   std::lock_guard<std::mutex> lock(memoryCache().mu);
   memoryCache().kernels[key] = out;
