@@ -184,6 +184,9 @@ def variant_cases():
         yield ("LayerNorm fwd 32768x8192", f"pf P={p} WARPS={wp} PF={pf}", fwd,
                lambda p=p, wp=wp, pf=pf: var.ln_fwd_pf(x, w, b, y, mean, rstd, eps=1e-6, P=p, WARPS=wp, PF=pf))
     for wp in (8, 16):
+        yield ("LayerNorm fwd 32768x8192", f"row1 WARPS={wp}", fwd,
+               lambda wp=wp: var.ln_fwd_row1(x, w, b, y, mean, rstd, eps=1e-6, WARPS=wp))
+    for wp in (8, 16):
         yield ("LayerNorm fwd 32768x8192", f"reload WARPS={wp}", fwd,
                lambda wp=wp: var.ln_fwd_reload(x, w, b, y, mean, rstd, eps=1e-6, WARPS=wp))
         yield ("LayerNorm fwd 32768x8192", f"reload3 WARPS={wp}", fwd,
@@ -322,6 +325,15 @@ def wide_variant_cases(rms, var, sms):
             yield (fwd, f"split CLUSTER={c} BLOCK_N={bn} WARPS={wp}", nbytes,
                    lambda x=x, w=w, y=y, rstd=rstd, c=c, bn=bn, wp=wp:
                    rms.rmsnorm_fwd_split(x, w, y, rstd, eps=1e-6, BLOCK_N=bn, CLUSTER=c, WARPS=wp))
+        chunks = (((4, 16384, 4096, 8), (4, 16384, 8192, 16), (2, 32768, 4096, 8), (8, 8192, 4096, 8),
+                   (8, 8192, 2048, 4)) if N <= 65536 else
+                  ((8, 32768, 4096, 8), (8, 32768, 8192, 16), (8, 32768, 2048, 4), (16, 16384, 4096, 8),
+                   (4, 65536, 4096, 8)))
+        for c, bn, ch, wp in chunks:
+            yield (fwd, f"split_chunks CLUSTER={c} BLOCK_N={bn} CHUNK={ch} WARPS={wp}", nbytes,
+                   lambda x=x, w=w, y=y, rstd=rstd, c=c, bn=bn, ch=ch, wp=wp:
+                   var.rms_fwd_split_chunks(x, w, y, rstd, eps=1e-6, CHUNK=ch, BLOCK_N=bn, CLUSTER=c, WARPS=wp))
+        for c, bn, wp in splits:
             if c == 16 and bn == 16384:  # the persistent split, 4 CTAs per SM
                 p = max(1, 4 * sms // c)
                 yield (fwd, f"split_loop CLUSTER={c} BLOCK_N={bn} WARPS={wp} P={p}", nbytes,
@@ -334,12 +346,21 @@ def wide_variant_cases(rms, var, sms):
         ref = rms_dx_ref(x, w, dy, rstd)
         CHECKS[bwd] = lambda dx=dx, ref=ref: rel_err(dx, ref)
         bsplits = ((8, 8192, 8), (8, 8192, 16), (4, 16384, 16)) if N <= 65536 else ((16, 16384, 16), (16, 16384, 32))
-        for c, bn, wp in bsplits[:1]:  # dw in shared memory, w read in the loop (ptxas: no spills at PF=0)
-            for per_sm, pf in ((2, 0), (2, 1), (3, 0), (4, 1), (6, 1)):
+        # dw in shared memory, w read in the loop (the stdlib's kernel for 16384-wide slices)
+        for c, bn, wp in bsplits[:1] if bsplits[0][1] >= 16384 else ():
+            for per_sm, pf in ((4, 0), (6, 0), (8, 0), (4, 1), (6, 1), (8, 1)):
                 part = torch.empty(max(1, per_sm * sms // c), N, device=DEV)
                 yield (bwd, f"split_smem CLUSTER={c} BLOCK_N={bn} WARPS={wp} P={part.shape[0]} PF={pf}", 3 * M * N * 2,
                        lambda x=x, w=w, dy=dy, rstd=rstd, dx=dx, part=part, c=c, bn=bn, wp=wp, pf=pf:
-                       var.rms_bwd_split_smem(x, w, dy, rstd, dx, part, BLOCK_N=bn, CLUSTER=c, WARPS=wp, PF=pf))
+                       rms.rmsnorm_bwd_split_smem(x, w, dy, rstd, dx, part, BLOCK_N=bn, CLUSTER=c, WARPS=wp, PF=pf))
+        # The slice in CHUNK-wide pieces, x and dy read again from L2.
+        bchunks = (((8, 8192, 4096, 8, 2), (8, 8192, 4096, 8, 4), (4, 16384, 4096, 8, 3)) if N <= 65536 else
+                   ((16, 16384, 4096, 8, 2), (16, 16384, 4096, 8, 3), (16, 16384, 8192, 16, 2)))
+        for c, bn, ch, wp, per_sm in bchunks:
+            part = torch.empty(max(1, per_sm * sms // c), N, device=DEV)
+            yield (bwd, f"split_chunks CLUSTER={c} BLOCK_N={bn} CHUNK={ch} WARPS={wp} P={part.shape[0]}", 3 * M * N * 2,
+                   lambda x=x, w=w, dy=dy, rstd=rstd, dx=dx, part=part, c=c, bn=bn, ch=ch, wp=wp:
+                   var.rms_bwd_split_chunks(x, w, dy, rstd, dx, part, CHUNK=ch, BLOCK_N=bn, CLUSTER=c, WARPS=wp))
         for c, bn, wp in bsplits[:1]:  # w read in the loop, the registers spent on the next row's prefetch
             for per_sm, pf in ((4, 0), (4, 1), (8, 1)):
                 part = torch.empty(max(1, per_sm * sms // c), N, device=DEV)

@@ -29,7 +29,7 @@ enum class Knob {
   MinCtas,             // FNK_MINCTAS: ask ptxas for this many CTAs per SM
   ScratchBarriers,     // FNK_SCRATCH_BARRIERS: a leading bar.sync before every scratch use
   Unroll,              // FNK_UNROLL: unroll loops that load by this factor
-  ClusterAsync,        // FNK_CLUSTER_ASYNC: scalar cluster.reduce by st.async and mbarriers (experiment)
+  ClusterAsync,        // FNK_CLUSTER_ASYNC (default 1): scalar cluster.reduce by st.async and mbarriers
 };
 /// The knob's variable as an integer (a non-numeric text counts as 1), or
 /// `dflt` when it is unset or empty.

@@ -368,7 +368,7 @@ Status Lowerer::run() {
     // FNK_CLUSTER_ASYNC: thread 0 initializes the scalar reduces' mbarriers
     // (one arrival each: its own expect_tx) and makes them visible to the
     // cluster before arriving, so no peer's st.async can reach one first.
-    if (const int64_t pairs = knob(Knob::ClusterAsync) ? countScalarClusterReduces(body) : 0) {
+    if (const int64_t pairs = knob(Knob::ClusterAsync, 1) ? countScalarClusterReduces(body) : 0) {
       auto* aty = llvm::ArrayType::get(b.getInt64Ty(), static_cast<uint64_t>(2 * pairs));
       clusterMbar = new llvm::GlobalVariable(mod, aty, false, llvm::GlobalValue::InternalLinkage,
                                              llvm::UndefValue::get(aty), "fnk_cluster_mbar", nullptr,

@@ -228,7 +228,7 @@ public:
   const ir::Block* clusterWaitPending = nullptr;
   /// Issues the pending barrier.cluster.wait, if any.
   void flushClusterWait();
-  /// FNK_CLUSTER_ASYNC: two mbarriers per scalar cluster.reduce of the
+  /// The st.async push (FNK_CLUSTER_ASYNC, default on): two mbarriers per scalar cluster.reduce of the
   /// kernel, initialized at entry; the next reduce lowered takes pair
   /// clusterMbarNext.
   llvm::GlobalVariable* clusterMbar = nullptr;
@@ -242,7 +242,7 @@ public:
                    const std::vector<llvm::Value*>& args, bool sideEffects = true);
   /// The 32-bit shared::cta address of a shared-memory pointer.
   llvm::Value* sharedAddr(llvm::Value* p);
-  /// FNK_CLUSTER_ASYNC's push of a scalar cluster.reduce (Cluster.cpp).
+  /// The st.async push of a scalar cluster.reduce (Cluster.cpp).
   void asyncPush(llvm::GlobalVariable* buf, llvm::Type* accTy, int64_t bytes, llvm::Value* execs, llvm::Value* base,
                  llvm::Value* rank, llvm::Value* v, int64_t n);
 

@@ -49,8 +49,8 @@ Status makeTarget(const TargetOptions& opts, std::unique_ptr<llvm::TargetMachine
   const llvm::Target* target = llvm::TargetRegistry::lookupTarget(triple, err);
   if (!target) return Status::error("NVPTX target unavailable: " + err);
   llvm::TargetOptions to;
-  // st.async (FNK_CLUSTER_ASYNC) is PTX ISA 8.1.
-  const std::string features = knob(Knob::ClusterAsync) && opts.features == "+ptx80" ? "+ptx81" : opts.features;
+  // st.async (the scalar cluster.reduce push; FNK_CLUSTER_ASYNC=0 turns it off) is PTX ISA 8.1.
+  const std::string features = knob(Knob::ClusterAsync, 1) && opts.features == "+ptx80" ? "+ptx81" : opts.features;
   tm.reset(target->createTargetMachine(triple, opts.arch, features, to, llvm::Reloc::Static, std::nullopt,
                                        llvm::CodeGenOptLevel::Aggressive));
   if (!tm) return Status::error("cannot create an NVPTX target machine for " + opts.arch);
@@ -114,7 +114,7 @@ int64_t knob(Knob k, int64_t dflt) {
 }
 
 std::string loweringKey() {
-  std::string k = "nvptx-v1.11";  // bump with every change to the lowering
+  std::string k = "nvptx-v1.12";  // bump with every change to the lowering
   for (const std::string& t : knobTexts()) k += "|" + t;
   return k;
 }

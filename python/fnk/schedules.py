@@ -23,13 +23,14 @@ def block(n):
 
 def split(n, backward=False):
     """(CLUSTER, BLOCK_N, WARPS) for rows wider than one tile: the row spread
-    over a cluster, each CTA holding BLOCK_N columns at 32 per thread. From
-    bench/tune.py on the H200 (docs/perf-notes.md, "GPU backend v3"): clusters
-    of up to 8 CTAs of 8192 columns, then wider CTAs; the forward (x only, and
-    read again after the reduction) takes up to 32768 columns per CTA
-    (1024x262144: 8 x 32768 396 us, 16 x 16384 600), the backward, which also
-    holds w and its dw partial, up to 16384 (8 x 32768 spills: 4790 us, 16 x
-    16384 888)."""
+    over a cluster. From bench/tune.py on the H200 (docs/perf-notes.md, "GPU
+    backend v3" and "v5"): clusters of up to 8 CTAs of 8192 columns, then
+    wider CTAs; the forward (x only, and read again after the reduction) takes
+    up to 32768 columns per CTA at 32 per thread (1024x262144: 8 x 32768 386
+    us, 16 x 16384 547), the backward, which also holds w and its dw partial,
+    up to 16384 at 16 per thread, capped at 16 warps (8192x65536: 8 x 8192
+    at 16 warps 868 us, at 8 916; 1024x262144: 16 x 16384 at 16 warps 900, at
+    32 1199; 8 x 32768 spills: 4790)."""
     cap = 16384 if backward else 32768
     cluster = 2
     while cluster < 8 and cluster * 8192 < n:
@@ -39,14 +40,16 @@ def split(n, backward=False):
     width = 256
     while width * cluster < n:
         width *= 2
-    return cluster, width, max(4, min(32, width // 1024))
+    warps = min(16, width // 512) if backward else min(32, width // 1024)
+    return cluster, width, max(4, warps)
 
 
-def bwd_warps(n):
+def bwd_warps(n, layernorm=False):
     """bench/tune.py at 32768x8192 on the H200, backend v3: LayerNorm backward
     16 warps 536 us, 8 warps 546-562 (backend v1, RMSNorm: 16 warps 645, 8 681,
-    32 742)."""
-    return 16 if n >= 4096 else 8
+    32 742); the LayerNorm backward at 32768x2048 (v5): 16 warps 193 us, 8
+    197 (and 8 spill), 4 199."""
+    return 16 if n >= (2048 if layernorm else 4096) else 8
 
 
 def bwd_rows_config(n):
@@ -69,15 +72,19 @@ def rms_bwd(n):
     """Short rows several per step (131072x512 190 us against 550 one row at a
     time, 65536x1024 159-192 against 301-312); one row per step up to 8192;
     then the cluster split, with 8 clusters per SM for clusters of up to 8 CTAs
-    (8192x65536: 1145 us against 1211 at 4 per SM) and 4 for 16 (1024x262144:
-    885 us against 918 at 8). One CTA per SM for the row kernels (1, 2 and 4
-    per SM ran within 1% at 32768x8192; more only add partial rows)."""
+    (8192x65536: 868 us at 8, 897 at 16, 912 at 4). Slices of 16384 columns
+    keep dw in shared memory, with 6 CTAs per SM over the 16-CTA clusters
+    (1024x262144: 724 us, against 746 at 4 and 758 at 3 without prefetch,
+    and 900 for rmsnorm_bwd_split). One CTA per SM for the row kernels (1,
+    2 and 4 per SM ran within 1% at 32768x8192; more only add partial rows)."""
     if n <= 1024:
         return Launch("rmsnorm_bwd_rows", bwd_rows_config(n))
     if n <= 8192:
         return Launch("rmsnorm_bwd", {"BLOCK_N": block(n), "WARPS": bwd_warps(n)})
     c, b, warps = split(n, backward=True)
-    return Launch("rmsnorm_bwd_split", {"BLOCK_N": b, "CLUSTER": c, "WARPS": warps}, per_sm=8 if c <= 8 else 4, cluster=c)
+    if b >= 16384:
+        return Launch("rmsnorm_bwd_split_smem", {"BLOCK_N": b, "CLUSTER": c, "WARPS": warps}, per_sm=6, cluster=c)
+    return Launch("rmsnorm_bwd_split", {"BLOCK_N": b, "CLUSTER": c, "WARPS": warps}, per_sm=8, cluster=c)
 
 
 def ln_fwd(n):
@@ -93,7 +100,7 @@ def ln_bwd(n):
     time, 65536x1024 194 against 311), without a split."""
     if n <= 1024:
         return Launch("layernorm_bwd_rows", bwd_rows_config(n))
-    return Launch("layernorm_bwd", {"BLOCK_N": block(n), "WARPS": bwd_warps(n)})
+    return Launch("layernorm_bwd", {"BLOCK_N": block(n), "WARPS": bwd_warps(n, layernorm=True)})
 
 
 def partial_rows(m, sms, launch):
