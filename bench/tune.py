@@ -234,6 +234,8 @@ def variant_cases():
               for sb, wp, pf in ((64, 2, 1), (64, 2, 2), (64, 2, 3), (64, 2, 4), (32, 2, 3), (64, 4, 2), (128, 1, 2))]
     pf_bwd = [(f"pf SB={sb} WARPS={wp} PF={pf}", sb, lambda *t, wp=wp, pf=pf: var.dit_bwd_pf(*t, WARPS=wp, PF=pf))
               for sb, wp, pf in ((8, 4, 1), (8, 4, 2), (8, 4, 3), (16, 2, 2), (16, 4, 2))]
+    pf_bwd += [(f"rows SB={sb} ROWS={r} WARPS={wp}", sb, lambda *t, r=r, wp=wp: var.dit_bwd_rows(*t, ROWS=r, WARPS=wp))
+               for sb, r, wp in ((8, 2, 4), (16, 2, 4), (8, 4, 8), (16, 4, 8), (8, 8, 16))]
     yield from dit_sweep(dit, ((64, 2),), (8, 16, 32), (2, 4), tag="stdlib ", extra_fwd=rows_fwd + tile_fwd + pf_fwd,
                          extra_bwd=pf_bwd,
                          reduce_tiles=lambda sb: ((32, 8), (16, 8), (64, 8), (32, 16), (16, 16)) if sb == 8 else ((32, 8),))
@@ -333,9 +335,12 @@ def wide_variant_cases(rms, var, sms):
             yield (fwd, f"split_chunks CLUSTER={c} BLOCK_N={bn} CHUNK={ch} WARPS={wp}", nbytes,
                    lambda x=x, w=w, y=y, rstd=rstd, c=c, bn=bn, ch=ch, wp=wp:
                    var.rms_fwd_split_chunks(x, w, y, rstd, eps=1e-6, CHUNK=ch, BLOCK_N=bn, CLUSTER=c, WARPS=wp))
-        for c, bn, wp in splits:
-            if c == 16 and bn == 16384:  # the persistent split, 4 CTAs per SM
-                p = max(1, 4 * sms // c)
+        # The persistent split: P clusters walk the rows, the next row's x prefetched.
+        loops = (((8, 8192, 8), (4, 8, 12)), ((16, 4096, 4), (8, 16))) if N <= 65536 else \
+            (((16, 16384, 16), (1, 2, 3, 4, 6)),)
+        for (c, bn, wp), per_sm in loops:
+            for ps in per_sm:
+                p = max(1, ps * sms // c)
                 yield (fwd, f"split_loop CLUSTER={c} BLOCK_N={bn} WARPS={wp} P={p}", nbytes,
                        lambda x=x, w=w, y=y, rstd=rstd, c=c, bn=bn, wp=wp, p=p:
                        var.rms_fwd_split_loop(x, w, y, rstd, eps=1e-6, BLOCK_N=bn, CLUSTER=c, WARPS=wp, P=p))
@@ -348,7 +353,7 @@ def wide_variant_cases(rms, var, sms):
         bsplits = ((8, 8192, 8), (8, 8192, 16), (4, 16384, 16)) if N <= 65536 else ((16, 16384, 16), (16, 16384, 32))
         # dw in shared memory, w read in the loop (the stdlib's kernel for 16384-wide slices)
         for c, bn, wp in bsplits[:1] if bsplits[0][1] >= 16384 else ():
-            for per_sm, pf in ((4, 0), (6, 0), (8, 0), (4, 1), (6, 1), (8, 1)):
+            for per_sm, pf in ((4, 0), (6, 0), (8, 0), (6, 1)):
                 part = torch.empty(max(1, per_sm * sms // c), N, device=DEV)
                 yield (bwd, f"split_smem CLUSTER={c} BLOCK_N={bn} WARPS={wp} P={part.shape[0]} PF={pf}", 3 * M * N * 2,
                        lambda x=x, w=w, dy=dy, rstd=rstd, dx=dx, part=part, c=c, bn=bn, wp=wp, pf=pf:
