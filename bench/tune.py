@@ -320,30 +320,21 @@ def wide_variant_cases(rms, var, sms):
         if N <= 65536:
             yield (fwd, "stdlib chunked BLOCK_N=8192 WARPS=16", nbytes,
                    lambda x=x, w=w, y=y, rstd=rstd: rms.rmsnorm_fwd(x, w, y, rstd, eps=1e-6, BLOCK_N=8192, WARPS=16))
-            splits = ((8, 8192, 8), (8, 8192, 16), (4, 16384, 16), (2, 32768, 32), (16, 4096, 4))
-        else:
-            splits = ((16, 16384, 16), (8, 32768, 32))
-        for c, bn, wp in splits:
-            yield (fwd, f"split CLUSTER={c} BLOCK_N={bn} WARPS={wp}", nbytes,
-                   lambda x=x, w=w, y=y, rstd=rstd, c=c, bn=bn, wp=wp:
-                   rms.rmsnorm_fwd_split(x, w, y, rstd, eps=1e-6, BLOCK_N=bn, CLUSTER=c, WARPS=wp))
-        chunks = (((4, 16384, 4096, 8), (4, 16384, 8192, 16), (2, 32768, 4096, 8), (8, 8192, 4096, 8),
-                   (8, 8192, 2048, 4)) if N <= 65536 else
-                  ((8, 32768, 4096, 8), (8, 32768, 8192, 16), (8, 32768, 2048, 4), (16, 16384, 4096, 8),
-                   (4, 65536, 4096, 8)))
+        # The split: P clusters walk the rows (P = M: one row per cluster).
+        splits = ((((8, 8192, 8), (8, 12, 16)), ((16, 4096, 4), (4, 8)), ((4, 16384, 16), (4,))) if N <= 65536 else
+                  (((16, 16384, 16), (4, 6, 8)), ((8, 32768, 32), (M * 8 // sms,))))
+        for (c, bn, wp), per_sm in splits:
+            for ps in per_sm:
+                p = max(1, ps * sms // c)
+                yield (fwd, f"split CLUSTER={c} BLOCK_N={bn} WARPS={wp} P={p}", nbytes,
+                       lambda x=x, w=w, y=y, rstd=rstd, c=c, bn=bn, wp=wp, p=p:
+                       rms.rmsnorm_fwd_split(x, w, y, rstd, eps=1e-6, BLOCK_N=bn, CLUSTER=c, WARPS=wp, P=p))
+        chunks = (((4, 16384, 4096, 8), (8, 8192, 4096, 8)) if N <= 65536 else
+                  ((8, 32768, 8192, 16), (16, 16384, 4096, 8)))
         for c, bn, ch, wp in chunks:
             yield (fwd, f"split_chunks CLUSTER={c} BLOCK_N={bn} CHUNK={ch} WARPS={wp}", nbytes,
                    lambda x=x, w=w, y=y, rstd=rstd, c=c, bn=bn, ch=ch, wp=wp:
                    var.rms_fwd_split_chunks(x, w, y, rstd, eps=1e-6, CHUNK=ch, BLOCK_N=bn, CLUSTER=c, WARPS=wp))
-        # The persistent split: P clusters walk the rows, the next row's x prefetched.
-        loops = (((8, 8192, 8), (4, 8, 12)), ((16, 4096, 4), (8, 16))) if N <= 65536 else \
-            (((16, 16384, 16), (1, 2, 3, 4, 6)),)
-        for (c, bn, wp), per_sm in loops:
-            for ps in per_sm:
-                p = max(1, ps * sms // c)
-                yield (fwd, f"split_loop CLUSTER={c} BLOCK_N={bn} WARPS={wp} P={p}", nbytes,
-                       lambda x=x, w=w, y=y, rstd=rstd, c=c, bn=bn, wp=wp, p=p:
-                       var.rms_fwd_split_loop(x, w, y, rstd, eps=1e-6, BLOCK_N=bn, CLUSTER=c, WARPS=wp, P=p))
         del ref
         dy, dx = torch.randn_like(x), torch.empty_like(x)
         rstd.copy_(torch.rand(M, device=DEV) + 0.5)

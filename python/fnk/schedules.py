@@ -25,17 +25,15 @@ def split(n, backward=False):
     """(CLUSTER, BLOCK_N, WARPS) for rows wider than one tile: the row spread
     over a cluster. From bench/tune.py on the H200 (docs/perf-notes.md, "GPU
     backend v3" and "v5"): clusters of up to 8 CTAs of 8192 columns, then
-    wider CTAs; the forward (x only, and read again after the reduction) takes
-    up to 32768 columns per CTA at 32 per thread (1024x262144: 8 x 32768 386
-    us, 16 x 16384 547), the backward, which also holds w and its dw partial,
-    up to 16384 at 16 per thread, capped at 16 warps (8192x65536: 8 x 8192
-    at 16 warps 868 us, at 8 916; 1024x262144: 16 x 16384 at 16 warps 900, at
-    32 1199; 8 x 32768 spills: 4790)."""
-    cap = 16384 if backward else 32768
+    16 CTAs of up to 16384 (1024x262144 forward: 16 x 16384 309 us, 8 x 32768
+    382; backward: 8 x 32768 spills, 4790). The forward holds 32 columns per
+    thread (x only); the backward, which also holds w and its dw partial, 16,
+    capped at 16 warps (8192x65536: 8 x 8192 at 16 warps 868 us, at 8 916;
+    1024x262144: 16 x 16384 at 16 warps 900, at 32 1199)."""
     cluster = 2
     while cluster < 8 and cluster * 8192 < n:
         cluster *= 2
-    while cluster < 16 and cluster * cap < n:
+    while cluster < 16 and cluster * 16384 < n:
         cluster *= 2
     width = 256
     while width * cluster < n:
@@ -59,13 +57,17 @@ def bwd_rows_config(n):
     return dict(BLOCK_N=b, ROWS=min(16, 8192 // b), WARPS=8)
 
 
-def rms_fwd(n):
+def rms_fwd(n, sms=132):
     """rmsnorm_fwd_row up to 8192 columns (x read again after the reduction:
-    96% of the copy bandwidth at 32768x8192), then the cluster split."""
+    96% of the copy bandwidth at 32768x8192), then the cluster split, whose
+    P clusters walk the rows: 12 CTAs per SM in clusters of 8 (8192x65536: 564
+    us; 8 per SM 579, 4 641), 6 in clusters of 16 (1024x262144: 309 us; 4 per
+    SM 313, 3 334, 2 366)."""
     if n <= 8192:
         return Launch("rmsnorm_fwd_row", {"BLOCK_N": block(n)})
     c, b, warps = split(n)
-    return Launch("rmsnorm_fwd_split", {"BLOCK_N": b, "CLUSTER": c, "WARPS": warps})
+    p = max(1, (12 if c <= 8 else 6) * sms // c)
+    return Launch("rmsnorm_fwd_split", {"BLOCK_N": b, "CLUSTER": c, "WARPS": warps, "P": p})
 
 
 def rms_bwd(n):
@@ -74,9 +76,9 @@ def rms_bwd(n):
     then the cluster split, with 8 clusters per SM for clusters of up to 8 CTAs
     (8192x65536: 868 us at 8, 897 at 16, 912 at 4). Slices of 16384 columns
     keep dw in shared memory, with 6 CTAs per SM over the 16-CTA clusters
-    (1024x262144: 724 us, against 746 at 4 and 758 at 3 without prefetch,
-    and 900 for rmsnorm_bwd_split). One CTA per SM for the row kernels (1,
-    2 and 4 per SM ran within 1% at 32768x8192; more only add partial rows)."""
+    (1024x262144: 639 us, against 661 at 4 and 668 at 8, and 900 for
+    rmsnorm_bwd_split). One CTA per SM for the row kernels (1, 2 and 4 per SM
+    ran within 1% at 32768x8192; more only add partial rows)."""
     if n <= 1024:
         return Launch("rmsnorm_bwd_rows", bwd_rows_config(n))
     if n <= 8192:

@@ -145,19 +145,22 @@ def test_rmsnorm_split_rows_over_a_cluster(rms, m, n, cluster, block):
     w = r.standard_normal(n).astype(np.float32)
     dy = r.standard_normal((m, n)).astype(np.float32)
     y, rstd = np.full((m, n), np.nan, np.float32), np.full(m, np.nan, np.float32)
-    rms.rmsnorm_fwd_split(x, w, y, rstd, eps=1e-6, BLOCK_N=block, CLUSTER=cluster)
     x64 = x.astype(np.float64)
     rr = 1 / np.sqrt((x64 ** 2).mean(axis=1) + 1e-6)
-    np.testing.assert_allclose(y, x64 * rr[:, None] * w, rtol=1e-5, atol=1e-6)
-    np.testing.assert_allclose(rstd, rr, rtol=1e-6)
-    dx, part, dw = np.full((m, n), np.nan, np.float32), np.zeros((3, n), np.float32), np.zeros(n, np.float32)
-    rms.rmsnorm_bwd_split(x, w, dy, rstd, dx, part, BLOCK_N=block, CLUSTER=cluster)
-    rms.rmsnorm_bwd_dw(part, dw)
+    for p in (1, 2, 128):  # P clusters walk the rows
+        y[:], rstd[:] = np.nan, np.nan
+        rms.rmsnorm_fwd_split(x, w, y, rstd, eps=1e-6, BLOCK_N=block, CLUSTER=cluster, P=p)
+        np.testing.assert_allclose(y, x64 * rr[:, None] * w, rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(rstd, rr, rtol=1e-6)
     g = dy * w.astype(np.float64)
     r32 = rstd.astype(np.float64)
     ref = g * r32[:, None] - x64 * ((g * x64).sum(axis=1) * r32 ** 3 / n)[:, None]
-    np.testing.assert_allclose(dx, ref, rtol=1e-4, atol=1e-5)
-    np.testing.assert_allclose(dw, (dy * x64 * r32[:, None]).sum(axis=0), rtol=1e-4, atol=1e-5)
+    for kernel in (rms.rmsnorm_bwd_split, rms.rmsnorm_bwd_split_smem):
+        dx, part, dw = np.full((m, n), np.nan, np.float32), np.zeros((3, n), np.float32), np.zeros(n, np.float32)
+        kernel(x, w, dy, rstd, dx, part, BLOCK_N=block, CLUSTER=cluster)
+        rms.rmsnorm_bwd_dw(part, dw)
+        np.testing.assert_allclose(dx, ref, rtol=1e-4, atol=1e-5)
+        np.testing.assert_allclose(dw, (dy * x64 * r32[:, None]).sum(axis=0), rtol=1e-4, atol=1e-5)
 
 
 def test_split_requires_the_row_to_fit(rms):
