@@ -369,6 +369,13 @@ def wide_variant_cases(rms, var, sms):
                 yield (bwd, f"split CLUSTER={c} BLOCK_N={bn} WARPS={wp} P={part.shape[0]}", 3 * M * N * 2,
                        lambda x=x, w=w, dy=dy, rstd=rstd, dx=dx, part=part, c=c, bn=bn, wp=wp:
                        rms.rmsnorm_bwd_split(x, w, dy, rstd, dx, part, BLOCK_N=bn, CLUSTER=c, WARPS=wp))
+        # The dw reduce over fnk.torch's partial rows (rmsnorm_bwd_dw).
+        p = 49 if N > 65536 else sms
+        part, dw = torch.randn(p, N, device=DEV), torch.empty(N, device=DEV, dtype=bf)
+        CHECKS[f"RMSNorm bwd dw {p}x{N}"] = lambda dw=dw, ref=part.sum(0): rel_err(dw, ref)
+        for bn, bp in ((64, 32), (64, 64), (128, 16), (256, 8), (512, 4)):
+            yield (f"RMSNorm bwd dw {p}x{N}", f"BLOCK_N={bn} BLOCK_P={bp}", p * N * 4,
+                   lambda part=part, dw=dw, bn=bn, bp=bp: rms.rmsnorm_bwd_dw(part, dw, BLOCK_N=bn, BLOCK_P=bp))
         del x, y, dy, dx, ref
 
 
