@@ -239,9 +239,41 @@ def variant_cases():
     yield from dit_sweep(dit, ((64, 2),), (8, 16, 32), (2, 4), tag="stdlib ", extra_fwd=rows_fwd + tile_fwd + pf_fwd,
                          extra_bwd=pf_bwd,
                          reduce_tiles=lambda sb: ((32, 8), (16, 8), (64, 8), (32, 16), (16, 16)) if sb == 8 else ((32, 8),))
+    yield from short_fwd_cases(rms, ln)
     yield from rows_variant_cases(rms, var, sms)
     yield from ln_rows_variant_cases(ln, sms)
     yield from wide_variant_cases(rms, var, sms)
+
+
+def short_fwd_cases(rms, ln):
+    """The forwards of short rows (64M elements, as bench.py's sweep): one row
+    per CTA (rmsnorm_fwd_row, layernorm_fwd) against [ROWS, N] tiles."""
+    bf = torch.bfloat16
+    F = torch.nn.functional
+    for N in (128, 512, 1024, 2048):
+        M = (1 << 26) // N
+        x, w, b = (torch.randn(M, N, device=DEV, dtype=bf), torch.randn(N, device=DEV, dtype=bf),
+                   torch.randn(N, device=DEV, dtype=bf))
+        y, mean, rstd = torch.empty_like(x), torch.empty(M, device=DEV), torch.empty(M, device=DEV)
+        nbytes = 2 * M * N * 2
+        rw, lw = f"RMSNorm fwd {M}x{N}", f"LayerNorm fwd {M}x{N}"
+        CHECKS[rw] = lambda y=y, ref=F.rms_norm(x.float(), (N,), w.float(), 1e-6): rel_err(y, ref)
+        CHECKS[lw] = lambda y=y, ref=F.layer_norm(x.float(), (N,), w.float(), b.float(), 1e-6): rel_err(y, ref)
+        bn = max(256, N)
+        yield (rw, f"stdlib row BLOCK_N={bn}", nbytes,
+               lambda x=x, w=w, y=y, rstd=rstd, bn=bn: rms.rmsnorm_fwd_row(x, w, y, rstd, eps=1e-6, BLOCK_N=bn))
+        yield (lw, f"stdlib BLOCK_N={bn}", nbytes,
+               lambda x=x, w=w, b=b, y=y, mean=mean, rstd=rstd, bn=bn:
+               ln.layernorm_fwd(x, w, b, y, mean, rstd, eps=1e-6, BLOCK_N=bn))
+        for elems, wp in ((4096, 4), (8192, 8), (8192, 4), (16384, 8)):
+            rows = max(1, elems // N)
+            yield (rw, f"rows ROWS={rows} WARPS={wp}", nbytes,
+                   lambda x=x, w=w, y=y, rstd=rstd, rows=rows, wp=wp:
+                   rms.rmsnorm_fwd_rows(x, w, y, rstd, eps=1e-6, BLOCK_N=N, ROWS=rows, WARPS=wp))
+            yield (lw, f"rows ROWS={rows} WARPS={wp}", nbytes,
+                   lambda x=x, w=w, b=b, y=y, mean=mean, rstd=rstd, rows=rows, wp=wp:
+                   ln.layernorm_fwd_rows(x, w, b, y, mean, rstd, eps=1e-6, BLOCK_N=N, ROWS=rows, WARPS=wp))
+        del x, y
 
 
 def rows_variant_cases(rms, var, sms):
