@@ -240,6 +240,7 @@ def variant_cases():
                          extra_bwd=pf_bwd,
                          reduce_tiles=lambda sb: ((32, 8), (16, 8), (64, 8), (32, 16), (16, 16)) if sb == 8 else ((32, 8),))
     yield from short_fwd_cases(rms, ln)
+    yield from short_bwd_cases(rms, ln, sms)
     yield from rows_variant_cases(rms, var, sms)
     yield from ln_rows_variant_cases(ln, sms)
     yield from wide_variant_cases(rms, var, sms)
@@ -274,6 +275,29 @@ def short_fwd_cases(rms, ln):
                    lambda x=x, w=w, b=b, y=y, mean=mean, rstd=rstd, rows=rows, wp=wp:
                    ln.layernorm_fwd_rows(x, w, b, y, mean, rstd, eps=1e-6, BLOCK_N=N, ROWS=rows, WARPS=wp))
         del x, y
+
+
+def short_bwd_cases(rms, ln, sms):
+    """The *_bwd_rows kernels at smaller tiles and several CTAs per SM."""
+    bf = torch.bfloat16
+    for N in (512, 1024, 2048):
+        M = (1 << 26) // N
+        x, w = torch.randn(M, N, device=DEV, dtype=bf), torch.randn(N, device=DEV, dtype=bf)
+        dy, dx = torch.randn_like(x), torch.empty_like(x)
+        mean, rstd = x.float().mean(1), torch.rsqrt(x.float().var(1, unbiased=False) + 1e-5)
+        rw, lw = f"RMSNorm bwd {M}x{N} (dx, partials)", f"LayerNorm bwd {M}x{N} (dx, partials)"
+        CHECKS[rw] = lambda dx=dx, ref=rms_dx_ref(x, w, dy, rstd): rel_err(dx, ref)
+        CHECKS[lw] = lambda dx=dx, ref=ln_dx_ref(x, dy.float() * w.float(), mean, rstd): rel_err(dx, ref)
+        for elems, wp, per_sm in ((4096, 4, 2), (4096, 4, 4), (8192, 8, 2), (4096, 8, 2)):
+            rows, p = max(1, elems // N), per_sm * sms
+            part, part2 = torch.empty(p, N, device=DEV), torch.empty(p, N, device=DEV)
+            yield (rw, f"rows ROWS={rows} WARPS={wp} P={p}", 3 * M * N * 2,
+                   lambda x=x, w=w, dy=dy, rstd=rstd, dx=dx, part=part, rows=rows, wp=wp:
+                   rms.rmsnorm_bwd_rows(x, w, dy, rstd, dx, part, BLOCK_N=N, ROWS=rows, WARPS=wp))
+            yield (lw, f"rows ROWS={rows} WARPS={wp} P={p}", 3 * M * N * 2,
+                   lambda x=x, w=w, dy=dy, mean=mean, rstd=rstd, dx=dx, part=part, part2=part2, rows=rows, wp=wp:
+                   ln.layernorm_bwd_rows(x, w, dy, mean, rstd, dx, part, part2, BLOCK_N=N, ROWS=rows, WARPS=wp))
+        del x, dy, dx
 
 
 def rows_variant_cases(rms, var, sms):
