@@ -42,27 +42,34 @@ def split(n, backward=False):
     return cluster, width, max(4, warps)
 
 
-def bwd_warps(n, layernorm=False):
-    """bench/tune.py at 32768x8192 on the H200, backend v3: LayerNorm backward
-    16 warps 536 us, 8 warps 546-562 (backend v1, RMSNorm: 16 warps 645, 8 681,
-    32 742); the LayerNorm backward at 32768x2048 (v5): 16 warps 193 us, 8
-    197 (and 8 spill), 4 199."""
-    return 16 if n >= (2048 if layernorm else 4096) else 8
+# The backward row kernels' warps (2048 < n <= 8192): bench/tune.py at
+# 32768x8192 on the H200, backend v3: LayerNorm 16 warps 536 us, 8 546-562
+# (backend v1, RMSNorm: 16 warps 645, 8 681, 32 742).
+BWD_ROW_WARPS = 16
 
 
-def bwd_rows_config(n):
-    """The *_bwd_rows kernels' settings for rows of n <= 1024: a [ROWS, BLOCK_N]
-    tile of 8192 elements (16 rows at most) over 8 warps."""
-    b = block(n)
-    return dict(BLOCK_N=b, ROWS=min(16, 8192 // b), WARPS=8)
+def rows_tile(n, warps):
+    """The *_rows kernels' settings for rows of n <= 2048 columns: a [ROWS,
+    BLOCK_N] tile of 4096 elements (BLOCK_N the row rounded up to a power of
+    two, at least 32). From bench/tune.py on the H200 at 64M elements (docs/
+    perf-notes.md, "GPU backend v5"): the forwards at 4 warps (RMSNorm
+    512 columns 70 us against 73 for 8192-element tiles at 8 warps and 178 one
+    row per CTA), the backwards at 8 warps with 2 CTAs per SM (RMSNorm 512:
+    149 us against 179 for 8192-element tiles at one per SM)."""
+    b = 32
+    while b < n:
+        b *= 2
+    return dict(BLOCK_N=b, ROWS=max(1, 4096 // b), WARPS=warps)
 
 
 def rms_fwd(n, sms=132):
-    """rmsnorm_fwd_row up to 8192 columns (x read again after the reduction:
-    96% of the copy bandwidth at 32768x8192), then the cluster split, whose
-    P clusters walk the rows: 12 CTAs per SM in clusters of 8 (8192x65536: 564
-    us; 8 per SM 579, 4 641), 6 in clusters of 16 (1024x262144: 309 us; 4 per
-    SM 313, 3 334, 2 366)."""
+    """Short rows several per CTA (rows_tile); rmsnorm_fwd_row up to 8192
+    columns (x read again after the reduction: 96% of the copy bandwidth at
+    32768x8192), then the cluster split, whose P clusters walk the rows: 12
+    CTAs per SM in clusters of 8 (8192x65536: 564 us; 8 per SM 579, 4 641), 6
+    in clusters of 16 (1024x262144: 309 us; 4 per SM 313, 3 334, 2 366)."""
+    if n <= 2048:
+        return Launch("rmsnorm_fwd_rows", rows_tile(n, 4))
     if n <= 8192:
         return Launch("rmsnorm_fwd_row", {"BLOCK_N": block(n)})
     c, b, warps = split(n)
@@ -71,18 +78,18 @@ def rms_fwd(n, sms=132):
 
 
 def rms_bwd(n):
-    """Short rows several per step (131072x512 190 us against 550 one row at a
-    time, 65536x1024 159-192 against 301-312); one row per step up to 8192;
-    then the cluster split, with 8 clusters per SM for clusters of up to 8 CTAs
-    (8192x65536: 868 us at 8, 897 at 16, 912 at 4). Slices of 16384 columns
-    keep dw in shared memory, with 6 CTAs per SM over the 16-CTA clusters
-    (1024x262144: 639 us, against 661 at 4 and 668 at 8, and 900 for
-    rmsnorm_bwd_split). One CTA per SM for the row kernels (1, 2 and 4 per SM
+    """Short rows several per step (rows_tile: 131072x512 149 us, against 521
+    one row at a time; 32768x2048 148 against 187); one row per step up to
+    8192; then the cluster split, with 8 clusters per SM for clusters of up to
+    8 CTAs (8192x65536: 868 us at 8, 897 at 16, 912 at 4). Slices of 16384
+    columns keep dw in shared memory, with 6 CTAs per SM over the 16-CTA
+    clusters (1024x262144: 639 us, against 661 at 4 and 668 at 8, and 900 for
+    rmsnorm_bwd_split). One CTA per SM for the row kernel (1, 2 and 4 per SM
     ran within 1% at 32768x8192; more only add partial rows)."""
-    if n <= 1024:
-        return Launch("rmsnorm_bwd_rows", bwd_rows_config(n))
+    if n <= 2048:
+        return Launch("rmsnorm_bwd_rows", rows_tile(n, 8), per_sm=2)
     if n <= 8192:
-        return Launch("rmsnorm_bwd", {"BLOCK_N": block(n), "WARPS": bwd_warps(n)})
+        return Launch("rmsnorm_bwd", {"BLOCK_N": block(n), "WARPS": BWD_ROW_WARPS})
     c, b, warps = split(n, backward=True)
     if b >= 16384:
         return Launch("rmsnorm_bwd_split_smem", {"BLOCK_N": b, "CLUSTER": c, "WARPS": warps}, per_sm=6, cluster=c)
@@ -90,19 +97,21 @@ def rms_bwd(n):
 
 
 def ln_fwd(n):
-    """The whole row up to 2048 columns, then 2048-wide chunks with one-pass
-    statistics at 4 warps (32768x8192: 309 us, against 330 for a persistent
-    whole-row kernel and 346 for the statistics in two walks)."""
-    b = min(block(n), 2048)
-    return Launch("layernorm_fwd", {"BLOCK_N": b, "WARPS": 4 if b < n else 8})
+    """Short rows several per CTA (rows_tile: 131072x512 101 us against 224
+    one row per CTA, 32768x2048 84 against 93); then 2048-wide chunks with
+    one-pass statistics at 4 warps (32768x8192: 309 us, against 330 for a
+    persistent whole-row kernel and 346 for the statistics in two walks)."""
+    if n <= 2048:
+        return Launch("layernorm_fwd_rows", rows_tile(n, 4))
+    return Launch("layernorm_fwd", {"BLOCK_N": 2048, "WARPS": 4})
 
 
 def ln_bwd(n):
-    """As the RMSNorm backward (131072x512 193 us against 591 one row at a
-    time, 65536x1024 194 against 311), without a split."""
-    if n <= 1024:
-        return Launch("layernorm_bwd_rows", bwd_rows_config(n))
-    return Launch("layernorm_bwd", {"BLOCK_N": block(n), "WARPS": bwd_warps(n, layernorm=True)})
+    """As the RMSNorm backward (rows_tile: 131072x512 161 us against 521 one
+    row at a time, 32768x2048 161 against 191), without a split."""
+    if n <= 2048:
+        return Launch("layernorm_bwd_rows", rows_tile(n, 8), per_sm=2)
+    return Launch("layernorm_bwd", {"BLOCK_N": block(n), "WARPS": BWD_ROW_WARPS})
 
 
 def partial_rows(m, sms, launch):

@@ -147,6 +147,13 @@ def tile_cases(rng, M, N):
     mu, r = _mean_rstd(x)
     yield ("stdlib/norm/layernorm.fnk", "layernorm_bwd_rows", {"x": x, "w": w, "dy": dy, "mean": mu, "rstd": r},
            ["dx", "dw_partial", "db_partial"], {}, {"P": 3}, row)
+    # The forwards at two rows and at fnk.torch's 4096-element tiles.
+    b = row["BLOCK_N"]
+    for consts in (row, {"BLOCK_N": b, "ROWS": max(1, 4096 // b), "WARPS": 4}):
+        yield ("stdlib/norm/rmsnorm.fnk", "rmsnorm_fwd_rows", {"x": x, "w": w}, ["y", "rstd"], {"eps": 1e-5}, {},
+               consts)
+        yield ("stdlib/norm/layernorm.fnk", "layernorm_fwd_rows", {"x": x, "w": w, "b": rng.standard_normal(N)},
+               ["y", "mean", "rstd"], {"eps": 1e-5}, {}, consts)
     B, S = 2, M
     xd = rng.standard_normal((B, S, N))
     yield ("bench/variants.fnk", "dit_fwd_tile",

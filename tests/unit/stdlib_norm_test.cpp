@@ -226,8 +226,8 @@ ConstOverrides consts(DType t, std::initializer_list<std::pair<const char*, int>
   return c;
 }
 
-// The *_bwd_rows kernels: the row in one tile, two rows per step (so that
-// ROWS does not divide most M).
+// The *_rows kernels: the row in one tile, two rows per step (so that ROWS
+// does not divide most M).
 ConstOverrides rowsConsts(const NormCase& c) { return consts(c.T, {{"BLOCK_N", rowBlock(c.N)}, {"ROWS", 2}}); }
 
 uint32_t seedFor(int family, const NormCase& c) {
@@ -270,14 +270,14 @@ void rmsnormRef(const HostArray& x, const HostArray& w, double eps, int64_t M, i
 }
 
 // One RMSNorm forward kernel against the float64 reference.
-void checkRmsnormFwd(const NormCase& c, const char* kernel, int64_t blockN, uint32_t seed) {
+void checkRmsnormFwd(const NormCase& c, const char* kernel, const ConstOverrides& k, uint32_t seed) {
   SCOPED_TRACE(std::string(kernel) + " seed " + std::to_string(seed));
   std::mt19937 rng(seed);
   const double eps = toF32(1e-6);
   HostArray x = randomArray(rng, c.T, {c.M, c.N}), w = randomArray(rng, c.T, {c.N}, 0.5, 1.5);
   HostArray y = makeArray(c.T, {c.M, c.N}), rstd = makeArray(DType::F32, {c.M});
-  const Compiled& k = compile("stdlib/norm/rmsnorm.fnk", kernel, consts(c.T, {{"BLOCK_N", blockN}}));
-  ASSERT_TRUE(runKernel(k, {{"x", &x}, {"w", &w}, {"y", &y}, {"rstd", &rstd}}, {{"eps", eps}}));
+  const Compiled& fwd = compile("stdlib/norm/rmsnorm.fnk", kernel, k);
+  ASSERT_TRUE(runKernel(fwd, {{"x", &x}, {"w", &w}, {"y", &y}, {"rstd", &rstd}}, {{"eps", eps}}));
   std::vector<double> yRef, rRef;
   rmsnormRef(x, w, eps, c.M, c.N, yRef, rRef);
   EXPECT_TRUE(near("y", y, yRef, c.T));
@@ -286,13 +286,13 @@ void checkRmsnormFwd(const NormCase& c, const char* kernel, int64_t blockN, uint
 
 TEST_P(NormTest, RmsnormFwd) {
   const NormCase c = GetParam();
-  checkRmsnormFwd(c, "rmsnorm_fwd", c.blockN, seedFor(1, c));
+  checkRmsnormFwd(c, "rmsnorm_fwd", consts(c.T, {{"BLOCK_N", c.blockN}}), seedFor(1, c));
 }
 
 // The whole-row kernel, with the smallest power-of-two tile that holds the row.
 TEST_P(NormTest, RmsnormFwdRow) {
   const NormCase c = GetParam();
-  checkRmsnormFwd(c, "rmsnorm_fwd_row", rowBlock(c.N), seedFor(11, c));
+  checkRmsnormFwd(c, "rmsnorm_fwd_row", consts(c.T, {{"BLOCK_N", rowBlock(c.N)}}), seedFor(11, c));
 }
 
 // One RMSNorm backward kernel (dx and dw partials), then rmsnorm_bwd_dw,
@@ -436,6 +436,14 @@ void checkLayernormBwd(const NormCase& c, const char* kernel, const ConstOverrid
 TEST_P(NormTest, LayernormBwd) {
   const NormCase c = GetParam();
   checkLayernormBwd(c, "layernorm_bwd", consts(c.T, {{"BLOCK_N", c.blockN}}), seedFor(4, c));
+}
+
+// The forwards that take several rows per CTA ([ROWS, BLOCK_N] tiles), ROWS
+// not dividing M; each check names its kernel.
+TEST_P(NormTest, FwdRows) {
+  const NormCase c = GetParam();
+  checkRmsnormFwd(c, "rmsnorm_fwd_rows", rowsConsts(c), seedFor(15, c));
+  checkLayernormFwd(c, "layernorm_fwd_rows", rowsConsts(c), seedFor(16, c), 1.5);
 }
 
 // The backwards that take several rows per step ([ROWS, BLOCK_N] tiles),

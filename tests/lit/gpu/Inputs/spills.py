@@ -17,7 +17,7 @@ spec.loader.exec_module(schedules)
 
 files = {"rmsnorm": root / "stdlib" / "norm" / "rmsnorm.fnk", "layernorm": root / "stdlib" / "norm" / "layernorm.fnk"}
 launches = {}
-for n in (7, 512, 1000, 2048, 4096, 8192, 16384, 65536, 262144):
+for n in (7, 128, 512, 1000, 2048, 4096, 8192, 16384, 65536, 262144):
     for pick in (schedules.rms_fwd, schedules.rms_bwd, schedules.ln_fwd, schedules.ln_bwd):
         launch = pick(n)
         key = (launch.kernel, tuple(sorted(launch.consts.items())))
