@@ -183,9 +183,9 @@ def variant_cases():
     for p, wp, pf in ((sms, 16, 1), (sms, 16, 2), (sms, 16, 3), (2 * sms, 8, 2)):
         yield ("LayerNorm fwd 32768x8192", f"pf P={p} WARPS={wp} PF={pf}", fwd,
                lambda p=p, wp=wp, pf=pf: var.ln_fwd_pf(x, w, b, y, mean, rstd, eps=1e-6, P=p, WARPS=wp, PF=pf))
-    for wp in (8, 16):
-        yield ("LayerNorm fwd 32768x8192", f"row1 WARPS={wp}", fwd,
-               lambda wp=wp: var.ln_fwd_row1(x, w, b, y, mean, rstd, eps=1e-6, WARPS=wp))
+    for wp, ctas in ((8, 2), (8, 3), (16, 1), (16, 2)):
+        yield ("LayerNorm fwd 32768x8192", f"row1 WARPS={wp} CTAS={ctas}", fwd,
+               lambda wp=wp, ctas=ctas: var.ln_fwd_row1(x, w, b, y, mean, rstd, eps=1e-6, WARPS=wp, CTAS=ctas))
     for wp in (8, 16):
         yield ("LayerNorm fwd 32768x8192", f"reload WARPS={wp}", fwd,
                lambda wp=wp: var.ln_fwd_reload(x, w, b, y, mean, rstd, eps=1e-6, WARPS=wp))

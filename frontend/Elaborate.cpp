@@ -180,6 +180,8 @@ void Elaborator::launch(ir::Function& f, const ast::FuncDecl& k) {
   std::vector<ir::Value*> grid;
   int64_t warps = 4;
   std::vector<int64_t> cluster{1, 1, 1};
+  int64_t ctasPerSm = 0;  // launch(ctas_per_sm = K), checked against warps below
+  SourceRange ctasRange;
   std::set<std::string> seen;
   for (const auto& na : k.launch) {
     if (!seen.insert(na.name).second) {
@@ -226,15 +228,31 @@ void Elaborator::launch(ir::Function& f, const ast::FuncDecl& k) {
         diags_.error(na.value->range,
                      "prefetch must be between 0 and " + std::to_string(ir::kMaxPrefetch) + ", got " + std::to_string(*d));
       else if (d) f.attrs.set("prefetch", *d);
+    } else if (na.name == "ctas_per_sm") {
+      auto n = constInt(v, "ctas_per_sm");
+      if (n && (*n < 1 || *n > ir::kMaxCtasPerSm))
+        diags_.error(na.value->range, "ctas_per_sm must be between 1 and " + std::to_string(ir::kMaxCtasPerSm) +
+                                          ", got " + std::to_string(*n));
+      else if (n) ctasPerSm = *n, ctasRange = na.value->range;
     } else {
-      diags_.error(na.range,
-                   "unknown launch argument '" + na.name + "'; expected grid, warps, cluster, prefetch or requires");
+      diags_.error(na.range, "unknown launch argument '" + na.name +
+                                 "'; expected grid, warps, cluster, prefetch, ctas_per_sm or requires");
     }
   }
   while (grid.size() < 3) grid.push_back(toValue(EVal::ofInt(1, k.range), DType::I32));
   builder_.create(OpKind::LaunchGrid, k.range, grid, {});
   f.attrs.set("warps", warps);
   f.attrs.set("cluster", cluster);
+  if (ctasPerSm > 0) {
+    // An SM holds 2048 threads: more CTAs than that leaves room for are not
+    // resident together, whatever the registers.
+    if (ctasPerSm * warps * 32 > ir::kThreadsPerSm)
+      diags_.error(ctasRange, "ctas_per_sm = " + std::to_string(ctasPerSm) + " CTAs of " + std::to_string(warps) +
+                                  " warps is " + std::to_string(ctasPerSm * warps * 32) + " threads; an SM holds " +
+                                  std::to_string(ir::kThreadsPerSm));
+    else
+      f.attrs.set("ctas_per_sm", ctasPerSm);
+  }
 }
 
 EVal Elaborator::typeCheckParam(const ast::Param& p, EVal v) {

@@ -185,7 +185,7 @@ public:
   Kind kind = Kind::Kernel;
   std::vector<std::pair<std::string, Attr>> consts;  // the instantiation, in declaration order
   std::vector<Param> params;
-  AttrDict attrs;  // warps, cluster = [x, y, z], prefetch (when the kernel sets it)
+  AttrDict attrs;  // warps, cluster = [x, y, z], prefetch and ctas_per_sm (when the kernel sets them)
   Region launch;
   Region body;
   SourceRange loc;
@@ -195,6 +195,11 @@ public:
   /// leading loads are issued on the GPU; -1 when the kernel leaves it to the
   /// lowering. The interpreter ignores it (it changes no result).
   int64_t prefetch() const { return attrs.getInt("prefetch", -1); }
+  /// The kernel's `launch(ctas_per_sm = K)`: the CTAs per SM it asks the GPU
+  /// backend to keep resident, which caps its registers at 65536 / (K x
+  /// threads); 0 when the kernel leaves it to the lowering. The interpreter
+  /// ignores it (it changes no result).
+  int64_t ctasPerSm() const { return attrs.getInt("ctas_per_sm", 0); }
   std::vector<int64_t> cluster() const;
   Block& launchBlock() { return launch.front(); }
   Block& bodyBlock() { return body.front(); }
@@ -204,6 +209,11 @@ public:
 /// The most iterations ahead `launch(prefetch = D)` may ask for: each one
 /// holds a copy of the loop's leading loads in registers.
 constexpr int64_t kMaxPrefetch = 8;
+
+/// Threads an SM holds (Hopper), and the most CTAs `launch(ctas_per_sm = K)`
+/// may ask for (the SM's CTA limit).
+constexpr int64_t kThreadsPerSm = 2048;
+constexpr int64_t kMaxCtasPerSm = 32;
 
 class Module {
 public:

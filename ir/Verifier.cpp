@@ -98,6 +98,12 @@ private:
       if (!std::holds_alternative<int64_t>(*d) || std::get<int64_t>(*d) < 0 || std::get<int64_t>(*d) > kMaxPrefetch)
         error(f.loc, "kernel attribute 'prefetch' must be an integer from 0 to " + std::to_string(kMaxPrefetch) +
                          ", got " + attrStr(*d));
+    if (const Attr* n = f.attrs.get("ctas_per_sm")) {
+      const auto* k = std::get_if<int64_t>(n);
+      if (!k || *k < 1 || *k > kMaxCtasPerSm || *k * f.warps() * 32 > kThreadsPerSm)
+        error(f.loc, "kernel attribute 'ctas_per_sm' must be an integer from 1 to " + std::to_string(kMaxCtasPerSm) +
+                         " whose CTAs fit the SM's " + std::to_string(kThreadsPerSm) + " threads, got " + attrStr(*n));
+    }
     if (const Attr* c = f.attrs.get("cluster")) {
       auto* v = std::get_if<std::vector<int64_t>>(c);
       if (!v || v->size() != 3 || std::any_of(v->begin(), v->end(), [](int64_t x) { return x <= 0; }))

@@ -280,6 +280,15 @@ int64_t Lowerer::fullOccupancyCtas() {
   return std::min<int64_t>(32, 2048 / T);
 }
 
+int64_t Lowerer::residentCtas() {
+  // The experiment knob (FNK_MINCTAS=N) first, then the kernel's
+  // launch(ctas_per_sm = K), then the rule above. ptxas gets it as
+  // .minnctapersm, which caps registers at 65536 / (N * T).
+  if (int64_t n = knob(Knob::MinCtas); n > 0) return n;
+  if (int64_t n = fn.ctasPerSm(); n > 0) return n;
+  return fullOccupancyCtas();
+}
+
 namespace {
 /// Cluster barriers: cluster.sync, and those of cluster.reduce (reading the
 /// rank or size needs none).
@@ -313,13 +322,7 @@ Status Lowerer::run() {
   kernel = llvm::Function::Create(fty, llvm::GlobalValue::ExternalLinkage, fn.name, mod);
   kernel->setCallingConv(llvm::CallingConv::PTX_Kernel);
   kernel->addFnAttr("nvvm.maxntid", std::to_string(T));
-  // Experiment knob (FNK_MINCTAS=N): ask ptxas for N resident CTAs per SM
-  // (.minnctapersm), which caps registers at 65536 / (N * T).
-  if (int64_t n = knob(Knob::MinCtas); n > 0) {
-    kernel->addFnAttr("nvvm.minctasm", std::to_string(n));
-  } else if (int64_t n = fullOccupancyCtas(); n > 0) {
-    kernel->addFnAttr("nvvm.minctasm", std::to_string(n));
-  }
+  if (int64_t n = residentCtas(); n > 0) kernel->addFnAttr("nvvm.minctasm", std::to_string(n));
   auto c = fn.cluster();
   if (c.size() == 3 && c[0] * c[1] * c[2] > 1)
     kernel->addFnAttr("nvvm.cluster_dim", std::to_string(c[0]) + "," + std::to_string(c[1]) + "," + std::to_string(c[2]));
@@ -683,7 +686,8 @@ Status Lowerer::lowerFor(const ir::Operation& op) {
     if (ok && usesIv) pf.push_back(bop.get());
   }
   // Without a prefetch the kernel asked for, only when what stays live across
-  // the loop fits in half the register cap (65536 / T, at most 255): the
+  // the loop fits in half the register cap (65536 / (T x resident CTAs), at
+  // most 255): the
   // loop-carried tiles, the wide tiles from outside that the body reads (w),
   // and the prefetched values, counted in 32-bit registers (bf16 packed two
   // to one). E.g. rmsnorm_bwd 8192: dw 32 + w 32 + x, dy 32 + rstd 1 = 97 <=
@@ -718,7 +722,7 @@ Status Lowerer::lowerFor(const ir::Operation& op) {
       }
     });
     const int64_t maxThreads = knob(Knob::PrefetchMaxThreads);  // experiment: past the budget up to this CTA size
-    const int64_t cap = std::min<int64_t>(255, 65536 / T);
+    const int64_t cap = std::min<int64_t>(255, 65536 / (T * std::max<int64_t>(1, residentCtas())));
     const bool fits = live + pfRegs <= cap / 2 || T <= maxThreads;
     // One-chunk tiles too (FNK_PREFETCH_MIN_CHUNKS=2 restores the v1.5 rule
     // of two or more): a loop over rows runs in a grid the caller sized (a

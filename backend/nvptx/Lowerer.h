@@ -219,8 +219,12 @@ public:
   /// one bar.sync (LayerNorm's backward: sum(g) and sum(g * xhat)).
   /// FNK_NO_SIBLING_REDUCE=1 lowers each on its own.
   Status lowerWithSiblings(const ir::Block& blk, const ir::Operation& first);
-  /// CTAs per SM to request from ptxas (.minnctapersm), or 0 for none.
+  /// The lowering's own rule for CTAs per SM to request from ptxas
+  /// (.minnctapersm), or 0 for none.
   int64_t fullOccupancyCtas();
+  /// CTAs per SM requested from ptxas: FNK_MINCTAS, else the kernel's
+  /// launch(ctas_per_sm = K), else fullOccupancyCtas(); 0 for none.
+  int64_t residentCtas();
   /// The block being lowered (innermost).
   const ir::Block* curBlock = nullptr;
   /// The block whose cluster.reduce issued a barrier.cluster.arrive whose wait

@@ -230,6 +230,14 @@ TEST(IRVerifier, ChecksKernelStructure) {
   EXPECT_NE(f->errors().find("3:1: kernel attribute 'prefetch' must be an integer from 0 to 8, got two\n"),
             std::string::npos)
       << f->errors();
+  // launch(ctas_per_sm = K): 1 to kMaxCtasPerSm, K CTAs of its warps within the SM's 2048 threads.
+  auto g = check("module @m\n\nkernel @k() {ctas_per_sm = 3, warps = 32}\nlaunch {\n}\nbody {\n}\n");
+  EXPECT_NE(g->errors().find("3:1: kernel attribute 'ctas_per_sm' must be an integer from 1 to 32 whose CTAs fit "
+                             "the SM's 2048 threads, got 3\n"),
+            std::string::npos)
+      << g->errors();
+  auto h = check("module @m\n\nkernel @k() {ctas_per_sm = 2, warps = 32}\nlaunch {\n}\nbody {\n}\n");
+  EXPECT_EQ(h->errors().find("ctas_per_sm"), std::string::npos) << h->errors();
   auto d = check("module @m\n\nkernel @k()\nlaunch {\n  scf.yield\n}\nbody {\n  func.return\n}\n");
   EXPECT_EQ(d->errors().substr(0, d->errors().find('\n')), "5:3: scf.yield must be inside scf.for or scf.if");
 }
