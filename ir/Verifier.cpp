@@ -7,6 +7,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "ir/ClusterUniform.h"
 #include "ir/VerifierImpl.h"
 
 namespace fnk::ir {
@@ -109,8 +110,12 @@ private:
       if (!v || v->size() != 3 || std::any_of(v->begin(), v->end(), [](int64_t x) { return x <= 0; }))
         error(f.loc, "kernel attribute 'cluster' must be three positive integers, got " + attrStr(*c));
     }
+    const unsigned before = diags_.errorCount();
     checkFunctionRegion(f, f.launch, "launch", OpKind::LaunchGrid);
     checkFunctionRegion(f, f.body, "body", OpKind::Return);
+    // Cluster barriers every CTA reaches alike (ClusterUniform.h), once the
+    // structure it walks is known to be sound.
+    if (diags_.errorCount() == before && !checkClusterUniform(f, diags_)) ok_ = false;
   }
 
   void checkFunctionRegion(const Function& f, const Region& r, const char* label, OpKind terminator) {

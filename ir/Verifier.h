@@ -4,7 +4,8 @@
 // in one function per op family in VerifyOps.cpp, reached through a switch over
 // OpKind that has no default so a new op without a rule does not compile),
 // values are defined before use in an enclosing block, regions end in the
-// right terminator, and a kernel's launch/body blocks take its parameters.
+// right terminator, a kernel's launch/body blocks take its parameters, and
+// every CTA of a cluster reaches its cluster barriers alike (ClusterUniform.h).
 //
 // Each error is reported at the op's location and names the concrete types,
 // e.g. "tile.add operands have different types: tile<f32>[128] and
