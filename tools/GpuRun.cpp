@@ -37,6 +37,23 @@ double tolerance(ir::DType t) {
   }
 }
 
+// What limits how many CTAs of the kernel run at once, as the driver reports
+// it: "occupancy K: 117 registers, 0 B local per thread, 1 CTAs/SM (16
+// warps), 7 clusters of 16 resident = 112 CTAs, where 132 SMs hold 132": a
+// cluster's CTAs must find room on the SMs of one GPC at once.
+std::string occupancyLine(const std::string& name, const rt::LaunchPlan& plan, const rt::Occupancy& o) {
+  std::ostringstream os;
+  os << "occupancy " << name << ": " << o.registers << " registers, " << o.localBytes << " B local per thread";
+  if (o.ctasPerSm > 0) os << ", " << o.ctasPerSm << " CTAs/SM (" << o.ctasPerSm * plan.threads / 32 << " warps)";
+  const unsigned ctas = plan.cluster[0] * plan.cluster[1] * plan.cluster[2];
+  if (ctas > 1 && o.clusters > 0) {
+    os << ", " << o.clusters << " clusters of " << ctas << " resident = " << int64_t(o.clusters) * ctas << " CTAs";
+    if (o.sms > 0 && o.ctasPerSm > 0) os << ", where " << o.sms << " SMs hold " << int64_t(o.sms) * o.ctasPerSm;
+  }
+  os << "\n";
+  return os.str();
+}
+
 }  // namespace
 
 Status runGpu(const ir::Function& fn, std::vector<interp::Arg>& args, const GpuRunOptions& opts, std::ostream& out) {
@@ -99,6 +116,14 @@ Status runGpu(const ir::Function& fn, std::vector<interp::Arg>& args, const GpuR
          << plan.threads << " threads, compile " << compileMs << " ms" << (ci.fromDisk ? " (disk cache)" : "")
          << ", " << dev->name() << "\n";
       out << os.str();
+    }
+    // Informational: a driver that cannot say does not fail the run.
+    rt::Occupancy occ;
+    if (st) {
+      if (Status os = dev->occupancy(k, plan.grid, plan.threads, plan.cluster, occ))
+        out << occupancyLine(fn.name, plan, occ);
+      else
+        out << "occupancy " << fn.name << ": unavailable (" << os.message() << ")\n";
     }
   }
   release();

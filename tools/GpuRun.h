@@ -5,7 +5,9 @@
 // same HostArrays the interpreter would have filled. --check also runs the
 // interpreter on the same inputs and prints the max abs error per output;
 // --bench prints the median of many event-timed launches and GB/s counting
-// each tensor argument once (inputs read, outputs written).
+// each tensor argument once (inputs read, outputs written), then what the
+// driver says limits the kernel's occupancy (registers, local bytes, CTAs per
+// SM, clusters resident at once).
 #pragma once
 #include <iosfwd>
 #include <vector>

@@ -45,7 +45,8 @@ fnk run options:
   --check                  (gpu) also run the interpreter; print the max abs
                            error per output, fail when over tolerance
   --bench                  (gpu) print the median of 100 event-timed launches
-                           and GB/s (each tensor argument counted once)
+                           and GB/s (each tensor argument counted once), then
+                           registers, spills and resident CTAs and clusters
   -I DIR                   add an import search directory
   --stdlib DIR             use DIR as the standard library
 

@@ -67,12 +67,19 @@ struct Driver {
   CUresult (*cuGetErrorName)(CUresult, const char**);
   CUresult (*cuGetErrorString)(CUresult, const char**);
   CUresult (*cuFuncSetAttribute)(CUfunction, int, int);
+  // Optional (Device::occupancy says 0 without them).
+  CUresult (*cuFuncGetAttribute)(int*, int, CUfunction) = nullptr;
+  CUresult (*cuDeviceGetAttribute)(int*, int, CUdevice) = nullptr;
+  CUresult (*cuOccupancyMaxActiveBlocksPerMultiprocessor)(int*, CUfunction, int, size_t) = nullptr;
+  CUresult (*cuOccupancyMaxActiveClusters)(int*, CUfunction, const LaunchConfig*) = nullptr;
 };
 
 CUcontext g_ctx = nullptr;
 constexpr int kNonPortableClusterSizeAllowed = 14;  // CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED
 constexpr int kMaxDynamicSharedSizeBytes = 8;       // CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
 constexpr CUresult kErrorNotFound = 500;            // CUDA_ERROR_NOT_FOUND
+constexpr int kFuncAttrLocalSizeBytes = 3;          // CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES
+constexpr int kFuncAttrNumRegs = 4;                 // CU_FUNC_ATTRIBUTE_NUM_REGS
 
 Driver g;
 std::string g_loadError;
@@ -84,6 +91,25 @@ bool resolve(F& f, const char* name) {
   f = reinterpret_cast<F>(dlsym(g.lib, name));
   if (!f) g_loadError = std::string("libcuda.so.1 lacks ") + name;
   return f != nullptr;
+}
+
+/// The cuLaunchKernelEx configuration of a cluster launch; `attr` holds the
+/// cluster dims it points at.
+LaunchConfig clusterLaunch(const Kernel& k, const unsigned grid[3], unsigned block, const unsigned cluster[3],
+                           void* stream, LaunchAttribute& attr) {
+  attr = LaunchAttribute{};
+  attr.id = kAttrClusterDimension;
+  attr.value.clusterDim.x = cluster[0];
+  attr.value.clusterDim.y = cluster[1];
+  attr.value.clusterDim.z = cluster[2];
+  return LaunchConfig{grid[0], grid[1], grid[2], block, 1, 1, k.dynamicShared, static_cast<CUstream>(stream), &attr, 1};
+}
+
+/// An entry point fnk can do without: null when the driver lacks it.
+template <class F>
+bool optional(F& f, const char* name) {
+  f = reinterpret_cast<F>(dlsym(g.lib, name));
+  return true;
 }
 
 bool loadDriver() {
@@ -99,7 +125,10 @@ bool loadDriver() {
          R(cuModuleGetGlobal_v2) && R(cuLaunchKernel) && R(cuLaunchKernelEx) && R(cuEventCreate) &&
          R(cuEventRecord) && R(cuEventSynchronize) &&
          R(cuEventElapsedTime_v2) && R(cuEventDestroy_v2) && R(cuGetErrorName) && R(cuGetErrorString) &&
-         R(cuFuncSetAttribute);
+         R(cuFuncSetAttribute) && optional(g.cuFuncGetAttribute, "cuFuncGetAttribute") &&
+         optional(g.cuDeviceGetAttribute, "cuDeviceGetAttribute") &&
+         optional(g.cuOccupancyMaxActiveBlocksPerMultiprocessor, "cuOccupancyMaxActiveBlocksPerMultiprocessor") &&
+         optional(g.cuOccupancyMaxActiveClusters, "cuOccupancyMaxActiveClusters");
 #undef R
 }
 
@@ -201,12 +230,47 @@ Status Device::launch(const Kernel& k, const unsigned grid[3], unsigned block, c
                                   static_cast<CUstream>(stream), params, nullptr),
                  "cuLaunchKernel", k.name);
   LaunchAttribute attr{};
-  attr.id = kAttrClusterDimension;
-  attr.value.clusterDim.x = cluster[0];
-  attr.value.clusterDim.y = cluster[1];
-  attr.value.clusterDim.z = cluster[2];
-  LaunchConfig cfg{grid[0], grid[1], grid[2], block, 1, 1, k.dynamicShared, static_cast<CUstream>(stream), &attr, 1};
+  const LaunchConfig cfg = clusterLaunch(k, grid, block, cluster, stream, attr);
   return check(g.cuLaunchKernelEx(&cfg, k.function, params, nullptr), "cuLaunchKernelEx", k.name);
+}
+
+Status Device::occupancy(const Kernel& k, const unsigned grid[3], unsigned block, const unsigned cluster[3],
+                         Occupancy& out) {
+  out = Occupancy{};
+  if (Status s = check(g.cuCtxSetCurrent(g_ctx), "cuCtxSetCurrent", k.name); !s) return s;
+  if (g.cuFuncGetAttribute) {
+    if (Status s = check(g.cuFuncGetAttribute(&out.registers, kFuncAttrNumRegs, k.function), "cuFuncGetAttribute",
+                         k.name);
+        !s)
+      return s;
+    if (Status s = check(g.cuFuncGetAttribute(&out.localBytes, kFuncAttrLocalSizeBytes, k.function),
+                         "cuFuncGetAttribute", k.name);
+        !s)
+      return s;
+  }
+  if (g.cuDeviceGetAttribute) {
+    CUdevice dev = 0;
+    if (Status s = check(g.cuDeviceGet(&dev, 0), "cuDeviceGet", k.name); !s) return s;
+    if (Status s = check(g.cuDeviceGetAttribute(&out.sms, kDevAttrMultiprocessorCount, dev), "cuDeviceGetAttribute",
+                         k.name);
+        !s)
+      return s;
+  }
+  if (g.cuOccupancyMaxActiveBlocksPerMultiprocessor)
+    if (Status s = check(g.cuOccupancyMaxActiveBlocksPerMultiprocessor(&out.ctasPerSm, k.function,
+                                                                       static_cast<int>(block), k.dynamicShared),
+                         "cuOccupancyMaxActiveBlocksPerMultiprocessor", k.name);
+        !s)
+      return s;
+  if (g.cuOccupancyMaxActiveClusters && cluster[0] * cluster[1] * cluster[2] > 1) {
+    LaunchAttribute attr{};
+    const LaunchConfig cfg = clusterLaunch(k, grid, block, cluster, nullptr, attr);
+    if (Status s = check(g.cuOccupancyMaxActiveClusters(&out.clusters, k.function, &cfg),
+                         "cuOccupancyMaxActiveClusters", k.name);
+        !s)
+      return s;
+  }
+  return Status::ok();
 }
 
 Status Device::sync(const std::string& kernel) { return check(g.cuCtxSynchronize(), "cuCtxSynchronize", kernel); }

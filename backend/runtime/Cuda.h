@@ -24,6 +24,16 @@ struct Kernel {
   unsigned dynamicShared = 0;  // bytes of dynamic shared memory each launch passes (nvptx::kDynamicSharedSymbol)
 };
 
+/// What the driver reports of a loaded kernel at a launch shape; 0 where it
+/// cannot say (an older driver).
+struct Occupancy {
+  int registers = 0;   // per thread
+  int localBytes = 0;  // per thread: register spills and local arrays
+  int ctasPerSm = 0;   // CTAs resident on one SM at once
+  int clusters = 0;    // clusters resident on the device at once (cluster launches)
+  int sms = 0;         // the device's SMs
+};
+
 class Device {
 public:
   /// The first GPU, with its primary context current on this thread. A
@@ -45,6 +55,11 @@ public:
   /// cluster dims > 1 use cuLaunchKernelEx.
   Status launch(const Kernel& k, const unsigned grid[3], unsigned block, const unsigned cluster[3], void** params,
                 void* stream = nullptr);
+  /// Registers, local memory and occupancy of `k` launched as `grid` CTAs of
+  /// `block` threads in clusters of `cluster`: what limits how many run at
+  /// once (a cluster of 16 CTAs needs 16 free SMs of one GPC).
+  Status occupancy(const Kernel& k, const unsigned grid[3], unsigned block, const unsigned cluster[3],
+                   Occupancy& out);
   /// Waits for the device; a fault in `kernel` is reported with its name.
   Status sync(const std::string& kernel);
   /// Times `launches` back-to-back launches of `launch`, each between two

@@ -53,6 +53,24 @@ if [ $checks = 1 ]; then
     echo "SKIP aot header: needs fnkc next to fnk, g++ and cuda.h"
   fi
 fi
+if [ $checks = 1 ]; then
+  # fnk run --bench: the timing line, then the occupancy the driver reports;
+  # here a 16-CTA cluster kernel (1024x262144's schedule), for how many of its
+  # clusters are resident at once.
+  python3 -c "import numpy as np; r = np.random.default_rng(5)
+np.save('$OUT/bench_x.npy', r.standard_normal((64, 262144)).astype(np.float32))
+np.save('$OUT/bench_w.npy', r.standard_normal(262144).astype(np.float32))"
+  if "$FNK" run stdlib/norm/rmsnorm.fnk -k rmsnorm_fwd_split -D BLOCK_N=16384 -D CLUSTER=16 -D WARPS=16 -D P=49 \
+       --device gpu --bench --in x="$OUT/bench_x.npy" --in w="$OUT/bench_w.npy" --arg eps=1e-6 \
+       --out y="$OUT/bench_y.npy" --out rstd="$OUT/bench_r.npy" > "$OUT/bench_cli.log" 2>&1 &&
+     grep -q "^bench rmsnorm_fwd_split: median" "$OUT/bench_cli.log" &&
+     grep -q "^occupancy rmsnorm_fwd_split: .* clusters of 16 resident" "$OUT/bench_cli.log"; then
+    echo "PASS fnk run --bench: $(grep ^occupancy "$OUT/bench_cli.log")"
+  else
+    echo "FAIL fnk run --bench (see bench_cli.log)"; rc=1
+  fi
+  rm -f "$OUT"/bench_?.npy
+fi
 have_torch=0
 python3 -c 'import torch' 2>/dev/null && have_torch=1
 if [ $checks = 1 ]; then
