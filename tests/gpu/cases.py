@@ -49,11 +49,18 @@ def rmsnorm_cases(rng, M, N):
     yield ("stdlib/norm/layernorm.fnk", "layernorm_bwd_dwdb",
            {"dw_partial": rng.standard_normal((P, N)), "db_partial": rng.standard_normal((P, N))}, ["dw", "db"], {}, {})
     yield ("examples/wide_rmsnorm.fnk", "wide_rmsnorm_fwd", {"x": x, "w": w}, ["y", "rstd"], {"eps": 1e-5}, {})
-    # Rows spread over a cluster: 4 CTAs of N/4 columns (at least 64), and the backward with P = 2.
-    # The forward with P = 2 clusters walking the rows (the next row prefetched).
-    split = {"CLUSTER": 4, "BLOCK_N": max(64, 1 << (max(1, cdiv(N, 4)) - 1).bit_length())}
+    # Rows spread over a cluster: 4 CTAs of N/4 columns (at least 64).
+    yield from split_cases(x, w, dy, cluster=4, min_block=64, fwd_p=2)
+
+
+def split_cases(x, w, dy, cluster, min_block, fwd_p):
+    """The cluster split kernels, each CTA holding N / cluster columns (at
+    least min_block): the forward with fwd_p clusters walking the rows (the
+    next row prefetched), the backwards with P = 2."""
+    N = x.shape[-1]
+    split = {"CLUSTER": cluster, "BLOCK_N": max(min_block, 1 << (max(1, cdiv(N, cluster)) - 1).bit_length())}
     yield ("stdlib/norm/rmsnorm.fnk", "rmsnorm_fwd_split", {"x": x, "w": w}, ["y", "rstd"], {"eps": 1e-5}, {},
-           {**split, "P": 2})
+           {**split, "P": fwd_p})
     for kernel in ("rmsnorm_bwd_split", "rmsnorm_bwd_split_smem"):
         yield ("stdlib/norm/rmsnorm.fnk", kernel, {"x": x, "w": w, "dy": dy, "rstd": _rstd(x)},
                ["dx", "dw_partial"], {}, {"P": 2}, split)
@@ -114,12 +121,7 @@ def wide_cases(rng, M, N):
            {"dw_partial": rng.standard_normal((Pp, N)), "db_partial": rng.standard_normal((Pp, N))}, ["dw", "db"], {},
            {}, {"BLOCK_N": 1024, "BLOCK_P": 8})
     # Cluster kernels with 2-chunk tiles per CTA.
-    split = {"CLUSTER": 2, "BLOCK_N": max(4096, 1 << (max(1, cdiv(N, 2)) - 1).bit_length())}
-    yield ("stdlib/norm/rmsnorm.fnk", "rmsnorm_fwd_split", {"x": x, "w": w}, ["y", "rstd"], {"eps": 1e-5}, {},
-           {**split, "P": 3})
-    for kernel in ("rmsnorm_bwd_split", "rmsnorm_bwd_split_smem"):
-        yield ("stdlib/norm/rmsnorm.fnk", kernel, {"x": x, "w": w, "dy": dy, "rstd": _rstd(x)},
-               ["dx", "dw_partial"], {}, {"P": 2}, split)
+    yield from split_cases(x, w, dy, cluster=2, min_block=4096, fwd_p=3)
 
 
 def wide_dit_cases(rng, B, S, H):
