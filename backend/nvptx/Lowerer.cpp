@@ -654,6 +654,27 @@ TV Lowerer::unpackPairs(TV t, size_t count) {
   return t;
 }
 
+bool Lowerer::stepFromData(const ir::Value* v) {
+  const ir::Operation* d = v->definingOp();
+  if (!d) return true;  // a scalar parameter, or a loop's induction variable or carried value
+  switch (d->kind()) {
+    case ir::OpKind::Constant: {
+      const ir::Attr* a = d->attrs().get("value");
+      const int64_t* k = a ? std::get_if<int64_t>(a) : nullptr;
+      return !k || *k <= 0;
+    }
+    case ir::OpKind::Dim:          // a tensor's size, the grid's and the cluster's:
+    case ir::OpKind::ProgramId:    // what the kernel's shapes and launch give it
+    case ir::OpKind::NumPrograms:
+    case ir::OpKind::ClusterRank:
+    case ir::OpKind::ClusterSize: return false;
+    default:
+      for (const ir::Value* o : d->operands())
+        if (stepFromData(o)) return true;
+      return d->kind() == ir::OpKind::Load;
+  }
+}
+
 Status Lowerer::lowerFor(const ir::Operation& op) {
   const ir::Block& body = op.region(0).front();
   llvm::Value* lo = tile(op.operand(0)).regs[0];
@@ -661,6 +682,13 @@ Status Lowerer::lowerFor(const ir::Operation& op) {
   llvm::Value* step = tile(op.operand(2)).regs[0];
   std::vector<TV> init;
   for (unsigned i = 3; i < op.numOperands(); ++i) init.push_back(tile(op.operand(i)));
+  // A step of 0 or less would loop forever on the GPU (the interpreter stops
+  // with "step is 0; it must be positive"): trap instead, which the runtime
+  // reports as a fault of this kernel, where the step comes from a scalar
+  // argument or memory (stepFromData).
+  if (stepFromData(op.operand(2)))
+    emitIf(b.CreateICmpSLE(step, llvm::ConstantInt::get(step->getType(), 0)),
+           [&] { intrinsic(llvm::Intrinsic::trap, {}, {}); });
 
   // Software pipelining of the body's leading loads: a load of a read-only
   // global tensor whose operands are the induction variable or values from
@@ -687,10 +715,9 @@ Status Lowerer::lowerFor(const ir::Operation& op) {
   }
   // Without a prefetch the kernel asked for, only when what stays live across
   // the loop fits in half the register cap (65536 / (T x resident CTAs), at
-  // most 255): the
-  // loop-carried tiles, the wide tiles from outside that the body reads (w),
-  // and the prefetched values, counted in 32-bit registers (bf16 packed two
-  // to one). E.g. rmsnorm_bwd 8192: dw 32 + w 32 + x, dy 32 + rstd 1 = 97 <=
+  // most 255): the loop-carried tiles, the wide tiles from outside that the
+  // body reads (w), and the prefetched values, counted in 32-bit registers
+  // (bf16 packed two to one). E.g. rmsnorm_bwd 8192: dw 32 + w 32 + x, dy 32 + rstd 1 = 97 <=
   // 127 at 8 warps (246 registers, no spill), 16 + 16 + 17 = 49 <= 64 at 16
   // warps (121); layernorm_bwd carries dw and db and stays without (it
   // spilled 64-72 bytes with it).

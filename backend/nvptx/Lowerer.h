@@ -222,6 +222,10 @@ public:
   /// The lowering's own rule for CTAs per SM to request from ptxas
   /// (.minnctapersm), or 0 for none.
   int64_t fullOccupancyCtas();
+  /// Whether a loop step depends on a scalar argument, memory or another
+  /// loop's values, rather than only on constants, shapes and the launch: the
+  /// loop then traps on a step below 1 instead of running forever.
+  static bool stepFromData(const ir::Value* v);
   /// CTAs per SM requested from ptxas: FNK_MINCTAS, else the kernel's
   /// launch(ctas_per_sm = K), else fullOccupancyCtas(); 0 for none.
   int64_t residentCtas();

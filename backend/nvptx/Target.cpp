@@ -114,7 +114,7 @@ int64_t knob(Knob k, int64_t dflt) {
 }
 
 std::string loweringKey() {
-  std::string k = "nvptx-v1.13";  // bump with every change to the lowering
+  std::string k = "nvptx-v1.14";  // bump with every change to the lowering
   for (const std::string& t : knobTexts()) k += "|" + t;
   return k;
 }

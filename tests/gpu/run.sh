@@ -70,6 +70,18 @@ np.save('$OUT/bench_w.npy', r.standard_normal(262144).astype(np.float32))"
     echo "FAIL fnk run --bench (see bench_cli.log)"; rc=1
   fi
   rm -f "$OUT"/bench_?.npy
+  # A loop step of 0 from a scalar argument traps (an error naming the
+  # kernel) instead of hanging the GPU.
+  python3 -c "import numpy as np; np.save('$OUT/step_x.npy', np.ones(10, np.float32))"
+  timeout 60 "$FNK" run tests/lit/gpu/Inputs/loop_step.fnk -k scalar_step --device gpu --in x="$OUT/step_x.npy" \
+    --out y="$OUT/step_y.npy" --arg s=0 > "$OUT/loop_step.log" 2>&1
+  step_rc=$?
+  if [ $step_rc -ne 0 ] && [ $step_rc -ne 124 ] && grep -q "scalar_step" "$OUT/loop_step.log"; then
+    echo "PASS zero loop step traps: $(tail -1 "$OUT/loop_step.log")"
+  else
+    echo "FAIL zero loop step (exit $step_rc; see loop_step.log)"; rc=1
+  fi
+  rm -f "$OUT"/step_?.npy
 fi
 have_torch=0
 python3 -c 'import torch' 2>/dev/null && have_torch=1
