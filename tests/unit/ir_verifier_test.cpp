@@ -241,6 +241,32 @@ TEST(IRVerifier, ChecksKernelStructure) {
   EXPECT_EQ(d->errors().substr(0, d->errors().find('\n')), "5:3: scf.yield must be inside scf.for or scf.if");
 }
 
+// Cluster barriers every CTA of a cluster reaches alike (ClusterUniform.h):
+// a cluster.reduce under a condition on the CTA's rank is reported at the
+// reduce with a note at the scf.if; one steered by another cluster.reduce's
+// result or by program_id along an unclustered axis is fine.
+TEST(IRVerifier, ClusterBarriersReachedAlike) {
+  auto kernel = [](const std::string& cond) {
+    return "module @m\n\nkernel @k(%x: tensor<f32>[M]) {cluster = [2, 1, 1], warps = 4}\nlaunch {\n"
+           "  %0 = tile.constant {value = 2} : i32\n  func.launch_grid %0, %0, %0\n}\nbody {\n"
+           "  %1 = gpu.cluster_rank : i32\n  %2 = tile.program_id {axis = 1} : i32\n"
+           "  %3 = tile.load %x, %2 : f32\n  %4 = gpu.cluster_reduce %3 {kind = \"sum\"} : f32\n"
+           "  %5 = tile.constant {value = 0} : i32\n  %6 = tile.constant {value = 0.0} : f32\n" +
+           cond +
+           "  %8 = scf.if %7 : f32 {\n    %9 = gpu.cluster_reduce %3 {kind = \"max\"} : f32\n    scf.yield %9\n"
+           "  } {\n    scf.yield %3\n  }\n  func.return\n}\n";
+  };
+  auto rank = check(kernel("  %7 = tile.cmp %1, %5 {pred = \"eq\"} : i1\n"));
+  EXPECT_EQ(rank->errors(),
+            "17:5: cluster.reduce is not reached alike by every CTA of the cluster: a CTA that skips it, or "
+            "reaches it a different number of times, leaves the others waiting forever on the GPU\n");
+  for (const char* uniform : {"  %7 = tile.cmp %4, %6 {pred = \"gt\"} : i1\n",   // a cluster.reduce's result
+                              "  %7 = tile.cmp %2, %5 {pred = \"gt\"} : i1\n"}) {  // program_id(1): not clustered
+    auto ok = check(kernel(uniform));
+    EXPECT_EQ(ok->errors(), "") << uniform;
+  }
+}
+
 TEST(IRVerifier, ChecksBuiltIR) {
   // Things the parser cannot produce: a use that does not dominate, a block
   // whose arguments disagree with the parameters.
