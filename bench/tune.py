@@ -288,7 +288,8 @@ def short_bwd_cases(rms, ln, sms):
         rw, lw = f"RMSNorm bwd {M}x{N} (dx, partials)", f"LayerNorm bwd {M}x{N} (dx, partials)"
         CHECKS[rw] = lambda dx=dx, ref=rms_dx_ref(x, w, dy, rstd): rel_err(dx, ref)
         CHECKS[lw] = lambda dx=dx, ref=ln_dx_ref(x, dy.float() * w.float(), mean, rstd): rel_err(dx, ref)
-        for elems, wp, per_sm in ((4096, 4, 2), (4096, 4, 4), (8192, 8, 2), (4096, 8, 2)):
+        for elems, wp, per_sm in ((4096, 4, 2), (4096, 4, 4), (8192, 8, 2), (4096, 8, 2), (4096, 8, 3), (4096, 8, 4),
+                                  (2048, 4, 4), (2048, 8, 4)):
             rows, p = max(1, elems // N), per_sm * sms
             part, part2 = torch.empty(p, N, device=DEV), torch.empty(p, N, device=DEV)
             yield (rw, f"rows ROWS={rows} WARPS={wp} P={p}", 3 * M * N * 2,
