@@ -1,5 +1,6 @@
 #include "ir/ClusterUniform.h"
 
+#include <algorithm>
 #include <unordered_set>
 
 namespace fnk::ir {
@@ -23,10 +24,8 @@ public:
 private:
   void mark(const Value* v) { changed_ |= set_.insert(v).second; }
 
-  bool anyVarying(const std::vector<Value*>& vs, size_t from = 0) const {
-    for (size_t i = from; i < vs.size(); ++i)
-      if (varying(vs[i])) return true;
-    return false;
+  bool anyVarying(const std::vector<Value*>& vs) const {
+    return std::any_of(vs.begin(), vs.end(), [&](const Value* v) { return varying(v); });
   }
 
   void visit(const Block& blk) {
