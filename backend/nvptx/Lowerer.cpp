@@ -368,7 +368,7 @@ Status Lowerer::run() {
   // comes before the first cluster op (flushClusterWait), by when the peers
   // have long arrived.
   if (c.size() == 3 && c[0] * c[1] * c[2] > 1 && ir::anyOp(body, isClusterBarrier)) {
-    // FNK_CLUSTER_ASYNC: thread 0 initializes the scalar reduces' mbarriers
+    // The st.async push: thread 0 initializes the scalar reduces' mbarriers
     // (one arrival each: its own expect_tx) and makes them visible to the
     // cluster before arriving, so no peer's st.async can reach one first.
     if (const int64_t pairs = knob(Knob::ClusterAsync, 1) ? countScalarClusterReduces(body) : 0) {
@@ -717,10 +717,10 @@ Status Lowerer::lowerFor(const ir::Operation& op) {
   // the loop fits in half the register cap (65536 / (T x resident CTAs), at
   // most 255): the loop-carried tiles, the wide tiles from outside that the
   // body reads (w), and the prefetched values, counted in 32-bit registers
-  // (bf16 packed two to one). E.g. rmsnorm_bwd 8192: dw 32 + w 32 + x, dy 32 + rstd 1 = 97 <=
-  // 127 at 8 warps (246 registers, no spill), 16 + 16 + 17 = 49 <= 64 at 16
-  // warps (121); layernorm_bwd carries dw and db and stays without (it
-  // spilled 64-72 bytes with it).
+  // (bf16 packed two to one). E.g. rmsnorm_bwd 8192: dw 32 + w 32 + x, dy 32
+  // + rstd 1 = 97 <= 127 at 8 warps (246 registers, no spill), 16 + 16 + 17 =
+  // 49 <= 64 at 16 warps (121); layernorm_bwd carries dw and db and stays
+  // without (it spilled 64-72 bytes with it).
   if (!pf.empty() && asked < 0) {
     auto regsOf = [&](const ir::Type& t) {
       ir::TileLayout l = layoutOf(t.shape);

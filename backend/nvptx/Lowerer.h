@@ -236,9 +236,9 @@ public:
   const ir::Block* clusterWaitPending = nullptr;
   /// Issues the pending barrier.cluster.wait, if any.
   void flushClusterWait();
-  /// The st.async push (FNK_CLUSTER_ASYNC, default on): two mbarriers per scalar cluster.reduce of the
-  /// kernel, initialized at entry; the next reduce lowered takes pair
-  /// clusterMbarNext.
+  /// The st.async push (FNK_CLUSTER_ASYNC, default on): two mbarriers per
+  /// scalar cluster.reduce of the kernel, initialized at entry; the next
+  /// reduce lowered takes pair clusterMbarNext.
   llvm::GlobalVariable* clusterMbar = nullptr;
   int64_t clusterMbarNext = 0;
   /// Lays out the module's shared arrays: static when they fit 48 KiB, else
