@@ -12,6 +12,7 @@
 #include "support/Elements.h"
 #include "support/Stack.h"
 #ifdef FNK_HAVE_GPU
+#include "backend/nvptx/Codegen.h"
 #include "backend/runtime/Launch.h"
 #endif
 
@@ -335,6 +336,27 @@ char* fnk_kernel_ir(fnk_module* m, const char* kernel, const char* const* const_
   std::ostringstream os;
   ir::print(os, *f);
   return dupString(os.str());
+}
+
+char* fnk_kernel_ptx(fnk_module* m, const char* kernel, const char* const* const_names, const char* const* const_values,
+                     int32_t n_consts, char** error) {
+  if (!m) {
+    setError(error, "null module");
+    return nullptr;
+  }
+  const ir::Function* f = instantiate(m, kernel, const_names, const_values, n_consts, error);
+  if (!f) return nullptr;
+#ifdef FNK_HAVE_GPU
+  std::string ptx;
+  if (Status s = nvptx::emitPTX(*f, nvptx::TargetOptions{}, ptx); !s) {
+    setError(error, "kernel '" + f->name + "': " + s.message());
+    return nullptr;
+  }
+  return dupString(ptx);
+#else
+  setError(error, "kernel '" + f->name + "': the GPU backend is not part of this build");
+  return nullptr;
+#endif
 }
 
 int32_t fnk_run(fnk_module* m, const char* kernel, const char* const* const_names, const char* const* const_values,

@@ -57,6 +57,12 @@ char* fnk_module_signature(const fnk_module* m, char** error);
 char* fnk_kernel_ir(fnk_module* m, const char* kernel, const char* const* const_names,
                     const char* const* const_values, int32_t n_consts, char** error);
 
+/* The same instance's PTX for sm_90a, as `fnkc --emit=ptx` writes it (one
+ * .entry named after the kernel). A build without the GPU backend returns
+ * null with an error saying so. */
+char* fnk_kernel_ptx(fnk_module* m, const char* kernel, const char* const* const_names,
+                     const char* const* const_values, int32_t n_consts, char** error);
+
 /* Runs `kernel` once. On FNK_DEVICE_CPU it runs in the interpreter on host
  * memory: floating parameters accept f32/f64 memory (bf16/f16 values are
  * rounded to nearest even on the way in), outputs are written back in their

@@ -112,7 +112,12 @@ class Kernel:
 
     def ir(self, **consts):
         """The kernel's tile IR for these const-generic values."""
-        return self._module._kernel_ir(self.name, {k: _const_text(v) for k, v in consts.items()})
+        return self._module._kernel_text(lib.fnk_kernel_ir, self.name, consts)
+
+    def ptx(self, **consts):
+        """The kernel's PTX for sm_90a at these const-generic values, as
+        `fnkc --emit=ptx` writes it (builds with the GPU backend)."""
+        return self._module._kernel_text(lib.fnk_kernel_ptx, self.name, consts)
 
     def __call__(self, *args, **kwargs):
         values, consts = self._bind(args, kwargs)
@@ -192,11 +197,13 @@ class Module:
     def __dir__(self):
         return list(super().__dir__()) + list(self.kernels)
 
-    def _kernel_ir(self, kernel, consts):
-        names = list(consts)
+    def _kernel_text(self, emit, kernel, consts):
+        """emit (fnk_kernel_ir or fnk_kernel_ptx) for `kernel` at `consts`."""
+        texts = {k: _const_text(v) for k, v in consts.items()}
+        names = list(texts)
         err = ctypes.c_void_p()
-        text = take_string(lib.fnk_kernel_ir(self._handle, kernel.encode(), c_strings(names),
-                                             c_strings([consts[n] for n in names]), len(names), ctypes.byref(err)))
+        text = take_string(emit(self._handle, kernel.encode(), c_strings(names), c_strings([texts[n] for n in names]),
+                                len(names), ctypes.byref(err)))
         if text is None:
             raise CompileError(take_string(err.value))
         return text

@@ -63,9 +63,10 @@ lib.fnk_module_compile.argtypes = [ctypes.c_char_p, ctypes.c_char_p, _c_char_pp,
 lib.fnk_module_free.argtypes = [ctypes.c_void_p]
 lib.fnk_module_signature.restype = ctypes.c_void_p
 lib.fnk_module_signature.argtypes = [ctypes.c_void_p, ctypes.POINTER(ctypes.c_void_p)]
-lib.fnk_kernel_ir.restype = ctypes.c_void_p
-lib.fnk_kernel_ir.argtypes = [ctypes.c_void_p, ctypes.c_char_p, _c_char_pp, _c_char_pp, ctypes.c_int32,
-                              ctypes.POINTER(ctypes.c_void_p)]
+for _text_of_instance in (lib.fnk_kernel_ir, lib.fnk_kernel_ptx):
+    _text_of_instance.restype = ctypes.c_void_p
+    _text_of_instance.argtypes = [ctypes.c_void_p, ctypes.c_char_p, _c_char_pp, _c_char_pp, ctypes.c_int32,
+                                  ctypes.POINTER(ctypes.c_void_p)]
 lib.fnk_run.restype = ctypes.c_int32
 lib.fnk_run.argtypes = [ctypes.c_void_p, ctypes.c_char_p, _c_char_pp, _c_char_pp, ctypes.c_int32,
                         ctypes.POINTER(fnk_arg), ctypes.c_int32, ctypes.c_int32, ctypes.c_void_p,

@@ -110,6 +110,19 @@ def test_layernorm_fwd_bwd(rms):
     np.testing.assert_allclose(db, dy.astype(np.float64).sum(axis=0), rtol=1e-4, atol=1e-4)
 
 
+def test_ptx_of_an_instance(rms):
+    """Kernel.ptx: the instance's PTX in a build with the GPU backend, else a
+    CompileError that says the backend is missing; bad consts fail alike."""
+    try:
+        ptx = rms.rmsnorm_fwd_rows.ptx(BLOCK_N=512, ROWS=8, WARPS=4)
+    except fnk.CompileError as e:
+        assert "the GPU backend is not part of this build" in str(e)
+    else:
+        assert ".entry rmsnorm_fwd_rows" in ptx and ".maxntid 128" in ptx and ".target sm_90a" in ptx
+    with pytest.raises(fnk.CompileError, match="WARPS|warps"):
+        rms.rmsnorm_fwd_rows.ptx(WARPS=64)
+
+
 def test_compile_error_carries_located_diagnostic():
     with pytest.raises(fnk.CompileError) as e:
         fnk.compile("kernel k(x: tensor<f32>[N]) {\n    let a = arange(0, 4) + arange(0, 8);\n}\n", name="bad.fnk")
