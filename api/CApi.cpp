@@ -325,38 +325,45 @@ char* fnk_module_signature(const fnk_module* m, char** error) {
   return dupString(js.str());
 }
 
-char* fnk_kernel_ir(fnk_module* m, const char* kernel, const char* const* const_names, const char* const* const_values,
-                    int32_t n_consts, char** error) {
+namespace {
+/// The text `emit` makes of the kernel instance, or null with the error.
+char* instanceText(fnk_module* m, const char* kernel, const char* const* const_names, const char* const* const_values,
+                   int32_t n_consts, char** error, const std::function<Status(const ir::Function&, std::string&)>& emit) {
   if (!m) {
     setError(error, "null module");
     return nullptr;
   }
   const ir::Function* f = instantiate(m, kernel, const_names, const_values, n_consts, error);
   if (!f) return nullptr;
-  std::ostringstream os;
-  ir::print(os, *f);
-  return dupString(os.str());
+  std::string text;
+  if (Status s = emit(*f, text); !s) {
+    setError(error, "kernel '" + f->name + "': " + s.message());
+    return nullptr;
+  }
+  return dupString(text);
+}
+}  // namespace
+
+char* fnk_kernel_ir(fnk_module* m, const char* kernel, const char* const* const_names, const char* const* const_values,
+                    int32_t n_consts, char** error) {
+  return instanceText(m, kernel, const_names, const_values, n_consts, error, [](const ir::Function& f, std::string& out) {
+    std::ostringstream os;
+    ir::print(os, f);
+    out = os.str();
+    return Status::ok();
+  });
 }
 
 char* fnk_kernel_ptx(fnk_module* m, const char* kernel, const char* const* const_names, const char* const* const_values,
                      int32_t n_consts, char** error) {
-  if (!m) {
-    setError(error, "null module");
-    return nullptr;
-  }
-  const ir::Function* f = instantiate(m, kernel, const_names, const_values, n_consts, error);
-  if (!f) return nullptr;
+  return instanceText(m, kernel, const_names, const_values, n_consts, error, [](const ir::Function& f, std::string& out) {
 #ifdef FNK_HAVE_GPU
-  std::string ptx;
-  if (Status s = nvptx::emitPTX(*f, nvptx::TargetOptions{}, ptx); !s) {
-    setError(error, "kernel '" + f->name + "': " + s.message());
-    return nullptr;
-  }
-  return dupString(ptx);
+    return nvptx::emitPTX(f, nvptx::TargetOptions{}, out);
 #else
-  setError(error, "kernel '" + f->name + "': the GPU backend is not part of this build");
-  return nullptr;
+    (void)f, (void)out;
+    return Status::error("the GPU backend is not part of this build");
 #endif
+  });
 }
 
 int32_t fnk_run(fnk_module* m, const char* kernel, const char* const* const_names, const char* const* const_values,
