@@ -9,7 +9,7 @@
 namespace fnk::tools {
 
 Status emitGpu(ir::Module& m, const std::string& kind, std::string& out, const std::string& arch,
-               const std::string& source) {
+               const std::string& source, std::string* usage) {
   if (m.functions.size() != 1) {
     std::string names;
     for (const auto& f : m.functions) names += (names.empty() ? "" : ", ") + f->name;
@@ -18,23 +18,22 @@ Status emitGpu(ir::Module& m, const std::string& kind, std::string& out, const s
   const ir::Function& fn = *m.functions.front();
   nvptx::TargetOptions opts;
   opts.arch = arch;
-  if (kind == "llvm") return nvptx::emitLLVM(fn, opts, out);
+  if (kind != "llvm" && kind != "ptx" && kind != "cubin" && kind != "header")
+    return Status::error("unknown GPU output '" + kind + "'");
+  if (kind == "llvm" && !usage) return nvptx::emitLLVM(fn, opts, out);
   std::string ptx;
   if (Status s = nvptx::emitPTX(fn, opts, ptx); !s) return s;
-  if (kind == "ptx") {
-    out = std::move(ptx);
-    return Status::ok();
-  }
-  if (kind == "cubin") return cubin::assemble(ptx, arch, fn.name, out);
-  if (kind == "header") {
-    // Without an assembler the header carries the PTX for the driver to JIT.
-    std::string image;
-    bool isPtx = !cubin::haveAssembler();
-    if (isPtx) image = ptx;
-    else if (Status s = cubin::assemble(ptx, arch, fn.name, image); !s) return s;
-    return cubin::emitHeader(fn, image, isPtx, source, out);
-  }
-  return Status::error("unknown GPU output '" + kind + "'");
+  // The cubin, when the output is one or embeds one, or when asked for its resources.
+  std::string image;
+  const bool assembled = (kind == "cubin" || kind == "header" || usage) && cubin::haveAssembler();
+  if (kind == "cubin" || assembled)
+    if (Status s = cubin::assemble(ptx, arch, fn.name, image, usage); !s) return s;
+  if (usage && !assembled) *usage = "no assembler (ptxas or nvJitLink) to report resources\n";
+  if (kind == "llvm") return nvptx::emitLLVM(fn, opts, out);
+  if (kind == "ptx") out = std::move(ptx);
+  else if (kind == "cubin") out = std::move(image);
+  else return cubin::emitHeader(fn, assembled ? image : ptx, !assembled, source, out);  // PTX: the driver JITs it
+  return Status::ok();
 }
 
 }  // namespace fnk::tools

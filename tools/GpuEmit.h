@@ -13,7 +13,10 @@ namespace fnk::tools {
 /// pipeline) into `out`. `arch` defaults to sm_90a.
 /// `header` writes a C/C++ launch header (backend/cubin/Header.h); `source`
 /// names the input file in its comment.
+/// With `usage`, the assembler's report of the kernel's resources (ptxas -v:
+/// registers, spill bytes, shared memory) goes there, assembling the PTX for
+/// it when `kind` itself needs no cubin.
 Status emitGpu(ir::Module& m, const std::string& kind, std::string& out, const std::string& arch = "sm_90a",
-               const std::string& source = {});
+               const std::string& source = {}, std::string* usage = nullptr);
 
 }  // namespace fnk::tools

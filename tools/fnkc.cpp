@@ -40,6 +40,8 @@ options:
   --pass=NAME            run only the named pass on the input and print the IR
   --print-after=NAME     print the IR after pass NAME
   --time-passes          print the time each pass took
+  --resource-usage       with a GPU --emit: print the assembler's report of the
+                         kernel's registers, spills and shared memory (stderr)
   --list-passes          list the passes of the pipeline
   -o FILE                write the output to FILE instead of stdout
   -h, --help             show this help
@@ -48,7 +50,7 @@ options:
 
 struct Options {
   std::string input, emit = "none", pass, printAfter, output;
-  bool timePasses = false, optimize = true, listPasses = false;
+  bool timePasses = false, optimize = true, listPasses = false, resourceUsage = false;
   cli::LoadOptions load;
 };
 
@@ -72,6 +74,7 @@ int parseArgs(int argc, char** argv, Options& o, bool& exitNow) {
       return 0;
     }
     if (r.takeFlag("--time-passes")) o.timePasses = true;
+    else if (r.takeFlag("--resource-usage")) o.resourceUsage = true;
     else if (r.takeFlag("--list-passes")) o.listPasses = true;
     else if (r.takeFlag("-O0")) o.optimize = false;
     else if (r.takeFlag("-O1") || r.takeFlag("-O2") || r.takeFlag("-O3")) o.optimize = true;
@@ -102,6 +105,8 @@ int parseArgs(int argc, char** argv, Options& o, bool& exitNow) {
   if (!known && (o.emit == "llvm" || o.emit == "ptx" || o.emit == "cubin" || o.emit == "header"))
     return usageError("--emit=" + o.emit + " needs the GPU backend, which this build does not include");
   if (!known) return usageError("unknown --emit kind '" + o.emit + "' (expected ast, ir, ir-raw or none)");
+  if (o.resourceUsage && o.emit != "llvm" && o.emit != "ptx" && o.emit != "cubin" && o.emit != "header")
+    return usageError("--resource-usage goes with --emit=llvm, ptx, cubin or header");
   if (!o.pass.empty() && !ir::findPass(o.pass)) return usageError("unknown pass '" + o.pass + "' (see --list-passes)");
   if (!o.printAfter.empty() && !ir::findPass(o.printAfter))
     return usageError("unknown pass '" + o.printAfter + "' (see --list-passes)");
@@ -177,11 +182,12 @@ int compile(Options& o) {
   if (o.emit == "ir" || !o.pass.empty()) ir::print(out, *m);
 #ifdef FNK_HAVE_GPU
   if (o.emit == "llvm" || o.emit == "ptx" || o.emit == "cubin" || o.emit == "header") {
-    std::string text;
-    if (Status s = tools::emitGpu(*m, o.emit, text, "sm_90a", o.input); !s) {
+    std::string text, usage;
+    if (Status s = tools::emitGpu(*m, o.emit, text, "sm_90a", o.input, o.resourceUsage ? &usage : nullptr); !s) {
       diags.error({}, s.message());
       return finish(false);
     }
+    std::cerr << usage;
     out << text;
   }
 #endif
