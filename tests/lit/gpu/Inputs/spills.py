@@ -1,16 +1,14 @@
-"""Registers and spills (ptxas -v) of every launch fnk.torch makes
-(python/fnk/schedules.py) for rows of several widths, bf16: one line per
-distinct kernel setting, "kernel {consts}: R registers, S bytes spilled"."""
+"""Registers and spills (fnkc --resource-usage, i.e. ptxas -v) of every
+launch fnk.torch makes (python/fnk/schedules.py) for rows of several widths,
+bf16: one line per distinct kernel setting, "kernel {consts}: R registers, S
+bytes spilled"."""
 import importlib.util
 import re
-import shutil
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 fnkc, root = sys.argv[1], Path(sys.argv[2])
-ptxas = shutil.which("ptxas") or "/usr/local/cuda/bin/ptxas"
 spec = importlib.util.spec_from_file_location("schedules", root / "python" / "fnk" / "schedules.py")
 schedules = importlib.util.module_from_spec(spec)  # without the fnk package, which loads libfnk
 spec.loader.exec_module(schedules)
@@ -22,15 +20,11 @@ for n in (7, 128, 512, 1000, 2048, 4096, 8192, 16384, 65536, 262144):
         launch = pick(n)
         key = (launch.kernel, tuple(sorted(launch.consts.items())))
         launches[key] = files["rmsnorm" if launch.kernel.startswith("rms") else "layernorm"]
-with tempfile.TemporaryDirectory() as tmp:
-    for (kernel, consts), path in sorted(launches.items()):
-        ptx = Path(tmp) / "k.ptx"
-        args = [fnkc, str(path), "-k", kernel, "--emit=ptx", "-o", str(ptx)]
-        for k, v in consts:
-            args += ["-D", f"{k}={v}"]
-        subprocess.run(args, check=True)
-        info = subprocess.run([ptxas, "-arch=sm_90a", "-O3", "-v", str(ptx), "-o", str(Path(tmp) / "k.cubin")],
-                              capture_output=True, text=True, check=True).stderr
-        regs = re.search(r"Used (\d+) registers", info).group(1)
-        spilled = re.search(r"(\d+) bytes spill stores", info).group(1)
-        print(f"{kernel} {dict(consts)}: {regs} registers, {spilled} bytes spilled")
+for (kernel, consts), path in sorted(launches.items()):
+    args = [fnkc, str(path), "-k", kernel, "--emit=cubin", "--resource-usage", "-o", "/dev/null"]
+    for k, v in consts:
+        args += ["-D", f"{k}={v}"]
+    info = subprocess.run(args, capture_output=True, text=True, check=True).stderr
+    regs = re.search(r"Used (\d+) registers", info).group(1)
+    spilled = re.search(r"(\d+) bytes spill stores", info).group(1)
+    print(f"{kernel} {dict(consts)}: {regs} registers, {spilled} bytes spilled")
