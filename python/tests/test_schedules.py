@@ -1,0 +1,87 @@
+"""fnk.torch's launch choices (fnk.schedules) run in the interpreter: for rows
+of 1 to 262144 columns, the kernel and const generics it picks for each norm's
+forward and backward (and the partial rows it sizes) give the float64 NumPy
+answer on a few ragged rows. The GPU runs the same launches through torch in
+tests/gpu/test_torch.py; this checks them where there is no GPU."""
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import fnk  # noqa: E402
+from fnk import schedules  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[2]
+SMS = 132  # the H200's; partial rows follow it as on the GPU
+WIDTHS = [1, 7, 128, 129, 512, 1000, 2048, 2049, 4096, 8192, 8193, 16385, 65536, 131072, 262144]
+M = 5  # ragged against every ROWS the schedules pick
+
+
+@pytest.fixture(scope="module")
+def mods():
+    return fnk.load(REPO / "stdlib" / "norm" / "rmsnorm.fnk"), fnk.load(REPO / "stdlib" / "norm" / "layernorm.fnk")
+
+
+def arrays(n, seed):
+    r = np.random.default_rng(seed)
+    x = (r.standard_normal((M, n)) + 0.5).astype(np.float32)
+    return x, r.standard_normal(n).astype(np.float32), r.standard_normal((M, n)).astype(np.float32), r
+
+
+def close(got, ref, what):
+    np.testing.assert_allclose(got, ref, rtol=2e-4, atol=2e-4 * max(1.0, float(np.abs(ref).max())), err_msg=what)
+
+
+@pytest.mark.parametrize("n", WIDTHS)
+def test_rmsnorm_launches(mods, n):
+    rms, _ = mods
+    x, w, dy, _ = arrays(n, n)
+    fwd = schedules.rms_fwd(n, SMS)
+    y, rstd = np.full_like(x, np.nan), np.full(M, np.nan, np.float32)
+    getattr(rms, fwd.kernel)(x, w, y, rstd, eps=1e-6, **fwd.consts, T="f32")
+    x64 = x.astype(np.float64)
+    r64 = 1 / np.sqrt((x64 ** 2).mean(axis=1) + 1e-6)
+    close(y, x64 * r64[:, None] * w, f"{fwd.kernel} y")
+    close(rstd, r64, f"{fwd.kernel} rstd")
+
+    bwd = schedules.rms_bwd(n)
+    dx = np.full_like(x, np.nan)
+    part = np.full((schedules.partial_rows(M, SMS, bwd), n), np.nan, np.float32)
+    dw = np.full(n, np.nan, np.float32)
+    getattr(rms, bwd.kernel)(x, w, dy, rstd, dx, part, **bwd.consts, T="f32")
+    rms.rmsnorm_bwd_dw(part, dw, T="f32")
+    rr = rstd.astype(np.float64)
+    g = dy * w.astype(np.float64)
+    close(dx, g * rr[:, None] - x64 * ((g * x64).sum(axis=1) * rr ** 3 / n)[:, None], f"{bwd.kernel} dx")
+    close(dw, (dy * x64 * rr[:, None]).sum(axis=0), f"{bwd.kernel} dw")
+
+
+@pytest.mark.parametrize("n", WIDTHS)
+def test_layernorm_launches(mods, n):
+    _, ln = mods
+    x, w, dy, r = arrays(n, n + 1)
+    b = r.standard_normal(n).astype(np.float32)
+    fwd = schedules.ln_fwd(n)
+    y, mean, rstd = np.full_like(x, np.nan), np.full(M, np.nan, np.float32), np.full(M, np.nan, np.float32)
+    getattr(ln, fwd.kernel)(x, w, b, y, mean, rstd, eps=1e-5, **fwd.consts, T="f32")
+    x64 = x.astype(np.float64)
+    mu, r64 = x64.mean(axis=1), 1 / np.sqrt(x64.var(axis=1) + 1e-5)
+    xhat = (x64 - mu[:, None]) * r64[:, None]
+    close(y, xhat * w + b, f"{fwd.kernel} y")
+    close(mean, mu, f"{fwd.kernel} mean")
+    close(rstd, r64, f"{fwd.kernel} rstd")
+
+    bwd = schedules.ln_bwd(n)
+    p = schedules.partial_rows(M, SMS, bwd)
+    dx = np.full_like(x, np.nan)
+    dwp, dbp = np.full((p, n), np.nan, np.float32), np.full((p, n), np.nan, np.float32)
+    dw, db = np.full(n, np.nan, np.float32), np.full(n, np.nan, np.float32)
+    getattr(ln, bwd.kernel)(x, w, dy, mean, rstd, dx, dwp, dbp, **bwd.consts, T="f32")
+    ln.layernorm_bwd_dwdb(dwp, dbp, dw, db, T="f32")
+    g = dy * w.astype(np.float64)
+    ref = r64[:, None] * (g - g.mean(axis=1, keepdims=True) - xhat * (g * xhat).mean(axis=1, keepdims=True))
+    close(dx, ref, f"{bwd.kernel} dx")
+    close(dw, (dy * xhat).sum(axis=0), f"{bwd.kernel} dw")
+    close(db, dy.astype(np.float64).sum(axis=0), f"{bwd.kernel} db")
