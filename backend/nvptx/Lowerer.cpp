@@ -306,6 +306,12 @@ int64_t countScalarClusterReduces(const ir::Block& blk) {
 }
 }  // namespace
 
+int64_t asyncPushPairs(const ir::Function& fn) {
+  const std::vector<int64_t> c = fn.cluster();
+  if (!knob(Knob::ClusterAsync, 1) || c.size() != 3 || c[0] * c[1] * c[2] <= 1 || fn.body.empty()) return 0;
+  return countScalarClusterReduces(fn.body.front());
+}
+
 Status Lowerer::run() {
   std::vector<llvm::Type*> params;
   std::vector<AbiSlot> abi = kernelAbi(fn);
@@ -371,7 +377,7 @@ Status Lowerer::run() {
     // The st.async push: thread 0 initializes the scalar reduces' mbarriers
     // (one arrival each: its own expect_tx) and makes them visible to the
     // cluster before arriving, so no peer's st.async can reach one first.
-    if (const int64_t pairs = knob(Knob::ClusterAsync, 1) ? countScalarClusterReduces(body) : 0) {
+    if (const int64_t pairs = asyncPushPairs(fn)) {
       auto* aty = llvm::ArrayType::get(b.getInt64Ty(), static_cast<uint64_t>(2 * pairs));
       clusterMbar = new llvm::GlobalVariable(mod, aty, false, llvm::GlobalValue::InternalLinkage,
                                              llvm::UndefValue::get(aty), "fnk_cluster_mbar", nullptr,

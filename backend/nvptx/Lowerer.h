@@ -262,4 +262,9 @@ private:
   void finishScratch();
 };
 
+/// The mbarrier pairs of fn's st.async cluster.reduce push: one per scalar
+/// cluster.reduce of a cluster kernel, 0 with FNK_CLUSTER_ASYNC=0 or none.
+/// PTX ISA 8.1 (st.async) only when this is nonzero.
+int64_t asyncPushPairs(const ir::Function& fn);
+
 }  // namespace fnk::nvptx::detail

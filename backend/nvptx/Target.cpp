@@ -42,15 +42,15 @@ void initOnce() {
   });
 }
 
-Status makeTarget(const TargetOptions& opts, std::unique_ptr<llvm::TargetMachine>& tm) {
+Status makeTarget(const TargetOptions& opts, bool ptx81, std::unique_ptr<llvm::TargetMachine>& tm) {
   initOnce();
   std::string err;
   llvm::Triple triple(kTriple);
   const llvm::Target* target = llvm::TargetRegistry::lookupTarget(triple, err);
   if (!target) return Status::error("NVPTX target unavailable: " + err);
   llvm::TargetOptions to;
-  // st.async (the scalar cluster.reduce push; FNK_CLUSTER_ASYNC=0 turns it off) is PTX ISA 8.1.
-  const std::string features = knob(Knob::ClusterAsync, 1) && opts.features == "+ptx80" ? "+ptx81" : opts.features;
+  // st.async (the scalar cluster.reduce push) is PTX ISA 8.1; other kernels stay at 8.0.
+  const std::string features = ptx81 && opts.features == "+ptx80" ? "+ptx81" : opts.features;
   tm.reset(target->createTargetMachine(triple, opts.arch, features, to, llvm::Reloc::Static, std::nullopt,
                                        llvm::CodeGenOptLevel::Aggressive));
   if (!tm) return Status::error("cannot create an NVPTX target machine for " + opts.arch);
@@ -59,7 +59,7 @@ Status makeTarget(const TargetOptions& opts, std::unique_ptr<llvm::TargetMachine
 
 Status buildModule(const ir::Function& fn, const TargetOptions& opts, llvm::LLVMContext& ctx,
                    std::unique_ptr<llvm::Module>& mod, std::unique_ptr<llvm::TargetMachine>& tm) {
-  if (Status s = makeTarget(opts, tm); !s) return s;
+  if (Status s = makeTarget(opts, detail::asyncPushPairs(fn) > 0, tm); !s) return s;
   mod = std::make_unique<llvm::Module>(fn.name, ctx);
   mod->setTargetTriple(llvm::Triple(kTriple));
   mod->setDataLayout(tm->createDataLayout());
