@@ -11,7 +11,7 @@
 # FNK=path/to/fnk selects the build; by default .gpu-bin/bundle.tgz
 # (scripts/gpu-bundle.sh), else build-gpu/ (tests/gpu/env.sh).
 set -u
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 OUT=${OUT:-/tmp/fnk-gpu-out}
 mkdir -p "$OUT"
 source tests/gpu/env.sh
