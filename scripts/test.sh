@@ -19,13 +19,13 @@ if [ "${1:-}" != "--no-fuzz" ]; then
   cmake --build build-fuzz -j "$JOBS" --target fnk_fuzz_frontend
   corpus=$(mktemp -d)
   i=0
-  for f in $(find stdlib examples tests -name '*.fnk' -o -name '*.fnkir'); do
+  while IFS= read -r f; do
     case "$f" in
       *.fnkir) { printf '\x01'; cat "$f"; } > "$corpus/seed$i" ;;
       *) { printf '\x00'; cat "$f"; } > "$corpus/seed$i" ;;
     esac
     i=$((i + 1))
-  done
+  done < <(find stdlib examples tests bench -name '*.fnk' -o -name '*.fnkir')
   ASAN_OPTIONS=detect_leaks=1 ./build-fuzz/fnk_fuzz_frontend "$corpus" -max_total_time="$FUZZ_SECONDS" \
     -timeout=10 -rss_limit_mb=4096 -max_len=4096 -print_final_stats=1 2>&1 | tail -25
   echo "fuzz: ${FUZZ_SECONDS}s over the front end and IR parser, no crash"

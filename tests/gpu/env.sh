@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Sourced by the GPU scripts (run.sh, inspect.sh, probe.sh) from the repo root:
 # picks the fnk build to use and exports what its tools and Python need.
 #   FNK=path/to/fnk       use that build (fnkc and libfnk.so beside it)

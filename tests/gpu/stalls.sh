@@ -5,7 +5,7 @@
 # Output under $OUT (default /tmp/fnk-gpu-out), a summary on stdout.
 #   tests/gpu/stalls.sh "WORKLOAD CONFIG" ...   (as tune.py --only matches them)
 set -u
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 OUT=${OUT:-/tmp/fnk-gpu-out}
 mkdir -p "$OUT"
 source tests/gpu/env.sh
