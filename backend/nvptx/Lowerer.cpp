@@ -660,25 +660,34 @@ TV Lowerer::unpackPairs(TV t, size_t count) {
   return t;
 }
 
-bool Lowerer::stepFromData(const ir::Value* v) {
-  const ir::Operation* d = v->definingOp();
-  if (!d) return true;  // a scalar parameter, or a loop's induction variable or carried value
-  switch (d->kind()) {
-    case ir::OpKind::Constant: {
-      const ir::Attr* a = d->attrs().get("value");
-      const int64_t* k = a ? std::get_if<int64_t>(a) : nullptr;
-      return !k || *k <= 0;
+bool Lowerer::stepFromData(const ir::Value* step) {
+  // A walk over the step's operand DAG, each value once (a chain of `a + a`
+  // would otherwise be walked 2^depth times).
+  std::unordered_set<const ir::Value*> seen;
+  std::vector<const ir::Value*> work{step};
+  while (!work.empty()) {
+    const ir::Value* v = work.back();
+    work.pop_back();
+    if (!seen.insert(v).second) continue;
+    const ir::Operation* d = v->definingOp();
+    if (!d) return true;  // a scalar parameter, or a loop's induction variable or carried value
+    switch (d->kind()) {
+      case ir::OpKind::Constant: {
+        const ir::Attr* a = d->attrs().get("value");
+        const int64_t* k = a ? std::get_if<int64_t>(a) : nullptr;
+        if (!k || *k <= 0) return true;
+        break;
+      }
+      case ir::OpKind::Dim:          // a tensor's size, the grid's and the cluster's:
+      case ir::OpKind::ProgramId:    // what the kernel's shapes and launch give it
+      case ir::OpKind::NumPrograms:
+      case ir::OpKind::ClusterRank:
+      case ir::OpKind::ClusterSize: break;
+      case ir::OpKind::Load: return true;
+      default: work.insert(work.end(), d->operands().begin(), d->operands().end());
     }
-    case ir::OpKind::Dim:          // a tensor's size, the grid's and the cluster's:
-    case ir::OpKind::ProgramId:    // what the kernel's shapes and launch give it
-    case ir::OpKind::NumPrograms:
-    case ir::OpKind::ClusterRank:
-    case ir::OpKind::ClusterSize: return false;
-    default:
-      for (const ir::Value* o : d->operands())
-        if (stepFromData(o)) return true;
-      return d->kind() == ir::OpKind::Load;
   }
+  return false;
 }
 
 Status Lowerer::lowerFor(const ir::Operation& op) {
