@@ -59,6 +59,11 @@ int usageError(const std::string& msg) {
   return 1;
 }
 
+/// The --emit kinds the GPU backend writes (tools/GpuEmit.h).
+bool isGpuEmit(const std::string& kind) {
+  return kind == "llvm" || kind == "ptx" || kind == "cubin" || kind == "header";
+}
+
 int parseArgs(int argc, char** argv, Options& o, bool& exitNow) {
   cli::ArgReader r(argc, argv, 1);
   std::string v, err;
@@ -100,12 +105,12 @@ int parseArgs(int argc, char** argv, Options& o, bool& exitNow) {
   bool known = false;
   for (const char* e : kEmits) known |= o.emit == e;
 #ifdef FNK_HAVE_GPU
-  known |= o.emit == "llvm" || o.emit == "ptx" || o.emit == "cubin" || o.emit == "header";
+  known |= isGpuEmit(o.emit);
 #endif
-  if (!known && (o.emit == "llvm" || o.emit == "ptx" || o.emit == "cubin" || o.emit == "header"))
+  if (!known && isGpuEmit(o.emit))
     return usageError("--emit=" + o.emit + " needs the GPU backend, which this build does not include");
   if (!known) return usageError("unknown --emit kind '" + o.emit + "' (expected ast, ir, ir-raw or none)");
-  if (o.resourceUsage && o.emit != "llvm" && o.emit != "ptx" && o.emit != "cubin" && o.emit != "header")
+  if (o.resourceUsage && !isGpuEmit(o.emit))
     return usageError("--resource-usage goes with --emit=llvm, ptx, cubin or header");
   if (!o.pass.empty() && !ir::findPass(o.pass)) return usageError("unknown pass '" + o.pass + "' (see --list-passes)");
   if (!o.printAfter.empty() && !ir::findPass(o.printAfter))
@@ -181,7 +186,7 @@ int compile(Options& o) {
   }
   if (o.emit == "ir" || !o.pass.empty()) ir::print(out, *m);
 #ifdef FNK_HAVE_GPU
-  if (o.emit == "llvm" || o.emit == "ptx" || o.emit == "cubin" || o.emit == "header") {
+  if (isGpuEmit(o.emit)) {
     std::string text, usage;
     if (Status s = tools::emitGpu(*m, o.emit, text, "sm_90a", o.input, o.resourceUsage ? &usage : nullptr); !s) {
       diags.error({}, s.message());
