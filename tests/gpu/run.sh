@@ -76,7 +76,10 @@ np.save('$OUT/bench_w.npy', r.standard_normal(262144).astype(np.float32))"
   timeout 60 "$FNK" run tests/lit/gpu/Inputs/loop_step.fnk -k scalar_step --device gpu --in x="$OUT/step_x.npy" \
     --out y="$OUT/step_y.npy" --arg s=0 > "$OUT/loop_step.log" 2>&1
   step_rc=$?
-  if [ $step_rc -ne 0 ] && [ $step_rc -ne 124 ] && grep -q "scalar_step" "$OUT/loop_step.log"; then
+  # The fault must come from the launch (the sync after it), not from an
+  # earlier error that also names the kernel.
+  if [ $step_rc -ne 0 ] && [ $step_rc -ne 124 ] &&
+     grep -q "kernel 'scalar_step': cuCtxSynchronize failed" "$OUT/loop_step.log"; then
     echo "PASS zero loop step traps: $(tail -1 "$OUT/loop_step.log")"
   else
     echo "FAIL zero loop step (exit $step_rc; see loop_step.log)"; rc=1
