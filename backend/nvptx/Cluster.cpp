@@ -144,8 +144,9 @@ Status Lowerer::lowerCluster(const ir::Operation& op) {
 
 // The push without a cluster barrier (the default; FNK_CLUSTER_ASYNC=0 goes
 // back to the barrier push above). On the H200 it took the 8192x65536 split
-// forward from 704 to 600 us and the backward from 1152 to 868. Lane q < n stores the value into slot [rank] of
-// peer q's buffer half with st.async, whose completion counts its bytes on
+// forward from 704 to 600 us and the backward from 1152 to 868. Lane q < n
+// stores the value into slot [rank] of peer q's buffer half with st.async,
+// whose completion counts its bytes on
 // peer q's mbarrier for that half; thread 0 arrives on its own mbarrier
 // expecting n values' bytes, and every thread waits for the phase to
 // complete. No release fence: the membar of barrier.cluster.arrive was 16%
