@@ -328,7 +328,8 @@ Status Lowerer::run() {
   kernel = llvm::Function::Create(fty, llvm::GlobalValue::ExternalLinkage, fn.name, mod);
   kernel->setCallingConv(llvm::CallingConv::PTX_Kernel);
   kernel->addFnAttr("nvvm.maxntid", std::to_string(T));
-  if (int64_t n = residentCtas(); n > 0) kernel->addFnAttr("nvvm.minctasm", std::to_string(n));
+  minCtas = residentCtas();
+  if (minCtas > 0) kernel->addFnAttr("nvvm.minctasm", std::to_string(minCtas));
   auto c = fn.cluster();
   if (c.size() == 3 && c[0] * c[1] * c[2] > 1)
     kernel->addFnAttr("nvvm.cluster_dim", std::to_string(c[0]) + "," + std::to_string(c[1]) + "," + std::to_string(c[2]));
@@ -764,7 +765,7 @@ Status Lowerer::lowerFor(const ir::Operation& op) {
       }
     });
     const int64_t maxThreads = knob(Knob::PrefetchMaxThreads);  // experiment: past the budget up to this CTA size
-    const int64_t cap = std::min<int64_t>(255, 65536 / (T * std::max<int64_t>(1, residentCtas())));
+    const int64_t cap = std::min<int64_t>(255, 65536 / (T * std::max<int64_t>(1, minCtas)));
     const bool fits = live + pfRegs <= cap / 2 || T <= maxThreads;
     // One-chunk tiles too (FNK_PREFETCH_MIN_CHUNKS=2 restores the v1.5 rule
     // of two or more): a loop over rows runs in a grid the caller sized (a

@@ -229,6 +229,8 @@ public:
   /// CTAs per SM requested from ptxas: FNK_MINCTAS, else the kernel's
   /// launch(ctas_per_sm = K), else fullOccupancyCtas(); 0 for none.
   int64_t residentCtas();
+  /// residentCtas(), as run() asked ptxas for it (the prefetch rule's cap).
+  int64_t minCtas = 0;
   /// The block being lowered (innermost).
   const ir::Block* curBlock = nullptr;
   /// The block whose cluster.reduce issued a barrier.cluster.arrive whose wait
