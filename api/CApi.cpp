@@ -366,6 +366,36 @@ char* fnk_kernel_ptx(fnk_module* m, const char* kernel, const char* const* const
   });
 }
 
+char* fnk_kernel_occupancy(fnk_module* m, const char* kernel, const char* const* const_names,
+                           const char* const* const_values, int32_t n_consts, char** error) {
+  return instanceText(m, kernel, const_names, const_values, n_consts, error, [m](const ir::Function& f, std::string& out) {
+#ifdef FNK_HAVE_GPU
+    rt::Device* dev = nullptr;
+    if (Status s = rt::Device::open(dev); !s) return s;
+    auto it = m->loaded.find(&f);
+    if (it == m->loaded.end()) {
+      rt::Kernel k;
+      if (Status s = rt::compileAndLoad(f, *dev, k); !s) return s;
+      it = m->loaded.emplace(&f, k).first;
+    }
+    // One cluster's worth of CTAs: the driver's count does not depend on the grid beyond that.
+    std::vector<int64_t> c = f.cluster();
+    c.resize(3, 1);
+    const unsigned cluster[3] = {static_cast<unsigned>(c[0]), static_cast<unsigned>(c[1]), static_cast<unsigned>(c[2])};
+    rt::Occupancy o;
+    if (Status s = dev->occupancy(it->second, cluster, static_cast<unsigned>(32 * f.warps()), cluster, o); !s) return s;
+    std::ostringstream os;
+    os << "{\"registers\":" << o.registers << ",\"local_bytes\":" << o.localBytes << ",\"ctas_per_sm\":" << o.ctasPerSm
+       << ",\"clusters\":" << o.clusters << ",\"sms\":" << o.sms << "}";
+    out = os.str();
+    return Status::ok();
+#else
+    (void)m, (void)f, (void)out;
+    return Status::error("the GPU backend is not part of this build");
+#endif
+  });
+}
+
 int32_t fnk_run(fnk_module* m, const char* kernel, const char* const* const_names, const char* const* const_values,
                 int32_t n_consts, const fnk_arg* args, int32_t n_args, int32_t device, void* stream, char** error) {
   if (!m) {

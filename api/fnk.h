@@ -13,7 +13,7 @@
 extern "C" {
 #endif
 
-#define FNK_ABI_VERSION 1
+#define FNK_ABI_VERSION 2
 
 typedef struct fnk_module fnk_module;
 
@@ -62,6 +62,15 @@ char* fnk_kernel_ir(fnk_module* m, const char* kernel, const char* const* const_
  * null with an error saying so. */
 char* fnk_kernel_ptx(fnk_module* m, const char* kernel, const char* const* const_names,
                      const char* const* const_values, int32_t n_consts, char** error);
+
+/* What the driver says of the same instance on the GPU (compiling and loading
+ * it if needed), as JSON: {"registers":..,"local_bytes":..,"ctas_per_sm":..,
+ * "clusters":..,"sms":..}, per-thread registers and local bytes, the CTAs one
+ * SM holds at once, and for a cluster kernel the clusters resident on the
+ * device at once (0 otherwise; a 16-CTA cluster needs 16 free SMs of one GPC).
+ * Schedules size persistent grids by it. Null with an error without a GPU. */
+char* fnk_kernel_occupancy(fnk_module* m, const char* kernel, const char* const* const_names,
+                           const char* const* const_values, int32_t n_consts, char** error);
 
 /* Runs `kernel` once. On FNK_DEVICE_CPU it runs in the interpreter on host
  * memory: floating parameters accept f32/f64 memory (bf16/f16 values are

@@ -197,7 +197,7 @@ def variant_cases():
     dwp, dbp = torch.empty(sms, N, device=DEV), torch.empty(sms, N, device=DEV)
     ref_ln_dx = ln_dx_ref(x, dyl.float() * w.float(), mean, rstd)
     CHECKS["LayerNorm bwd 32768x8192 (dx, partials)"] = lambda: rel_err(dxl, ref_ln_dx)
-    for wp in (8, 16):
+    for wp in (8, 16, 32):
         yield ("LayerNorm bwd 32768x8192 (dx, partials)", f"stdlib WARPS={wp} P=1x", 3 * M * N * 2,
                lambda wp=wp: ln.layernorm_bwd(x, w, dyl, mean, rstd, dxl, dwp, dbp, BLOCK_N=8192, WARPS=wp))
         yield ("LayerNorm bwd 32768x8192 (dx, partials)", f"wrow WARPS={wp} P=1x", 3 * M * N * 2,
@@ -218,8 +218,9 @@ def variant_cases():
     ref_rms_dx = rms_dx_ref(x, w, dy, rstd)
     CHECKS["RMSNorm bwd 32768x8192 (dx, partials)"] = lambda: rel_err(dx, ref_rms_dx)
     part = torch.empty(sms, N, device=DEV)
-    yield ("RMSNorm bwd 32768x8192 (dx, partials)", "stdlib WARPS=16 P=1x", 3 * M * N * 2,
-           lambda: rms.rmsnorm_bwd(x, w, dy, rstd, dx, part, BLOCK_N=8192, WARPS=16))
+    for wp in (16, 32):
+        yield ("RMSNorm bwd 32768x8192 (dx, partials)", f"stdlib WARPS={wp} P=1x", 3 * M * N * 2,
+               lambda wp=wp: rms.rmsnorm_bwd(x, w, dy, rstd, dx, part, BLOCK_N=8192, WARPS=wp))
     for wp, pf in ((16, 1), (16, 2), (32, 1)):
         yield ("RMSNorm bwd 32768x8192 (dx, partials)", f"pf WARPS={wp} PF={pf} P=1x", 3 * M * N * 2,
                lambda wp=wp, pf=pf: var.rms_bwd_pf(x, w, dy, rstd, dx, part, WARPS=wp, PF=pf))
@@ -232,6 +233,8 @@ def variant_cases():
                 for r, wp in ((2, 2), (2, 4), (4, 4), (4, 8), (8, 8))]
     pf_fwd = [(f"pf SB={sb} WARPS={wp} PF={pf}", lambda *t, sb=sb, wp=wp, pf=pf: var.dit_fwd_pf(*t, eps=1e-6, SB=sb, WARPS=wp, PF=pf))
               for sb, wp, pf in ((64, 2, 1), (64, 2, 2), (64, 2, 3), (64, 2, 4), (32, 2, 3), (64, 4, 2), (128, 1, 2))]
+    pf_fwd += [(f"1pass SB={sb} WARPS={wp}", lambda *t, sb=sb, wp=wp: var.dit_fwd_1pass(*t, eps=1e-6, SB=sb, WARPS=wp))
+               for sb, wp in ((64, 2), (32, 2), (128, 2), (32, 4), (64, 4))]
     pf_bwd = [(f"pf SB={sb} WARPS={wp} PF={pf}", sb, lambda *t, wp=wp, pf=pf: var.dit_bwd_pf(*t, WARPS=wp, PF=pf))
               for sb, wp, pf in ((8, 4, 1), (8, 4, 2), (8, 4, 3), (16, 2, 2), (16, 4, 2))]
     pf_bwd += [(f"rows SB={sb} ROWS={r} WARPS={wp}", sb, lambda *t, r=r, wp=wp: var.dit_bwd_rows(*t, ROWS=r, WARPS=wp))
@@ -386,6 +389,20 @@ def wide_variant_cases(rms, var, sms):
                 yield (fwd, f"split CLUSTER={c} BLOCK_N={bn} WARPS={wp} P={p}", nbytes,
                        lambda x=x, w=w, y=y, rstd=rstd, c=c, bn=bn, wp=wp, p=p:
                        rms.rmsnorm_fwd_split(x, w, y, rstd, eps=1e-6, BLOCK_N=bn, CLUSTER=c, WARPS=wp, P=p))
+        if N > 65536:
+            # P a multiple of the clusters resident at once (7 of 16 CTAs at one CTA per SM on the
+            # H200: `fnk run --bench`), so that no wave of clusters runs partly empty.
+            for c, bn, wp, ps in ((16, 16384, 16, (7, 14, 21, 28, 35, 42, 56)), (8, 32768, 32, (16, 32, 48))):
+                for p in ps:
+                    yield (fwd, f"split CLUSTER={c} BLOCK_N={bn} WARPS={wp} P={p}", nbytes,
+                           lambda x=x, w=w, y=y, rstd=rstd, c=c, bn=bn, wp=wp, p=p:
+                           rms.rmsnorm_fwd_split(x, w, y, rstd, eps=1e-6, BLOCK_N=bn, CLUSTER=c, WARPS=wp, P=p))
+            # x read again from L2 after the reduce, fewer registers: two 8-warp CTAs per SM.
+            for wp, ctas, ps in ((16, 1, (7, 14)), (8, 2, (14, 28, 42))):
+                for p in ps:
+                    yield (fwd, f"split_reload WARPS={wp} CTAS={ctas} P={p}", nbytes,
+                           lambda x=x, w=w, y=y, rstd=rstd, wp=wp, ctas=ctas, p=p:
+                           var.rms_fwd_split_reload(x, w, y, rstd, eps=1e-6, WARPS=wp, CTAS=ctas, P=p))
         chunks = (((4, 16384, 4096, 8), (8, 8192, 4096, 8)) if N <= 65536 else
                   ((8, 32768, 8192, 16), (16, 16384, 4096, 8)))
         for c, bn, ch, wp in chunks:
@@ -401,11 +418,16 @@ def wide_variant_cases(rms, var, sms):
         bsplits = ((8, 8192, 8), (8, 8192, 16), (4, 16384, 16)) if N <= 65536 else ((16, 16384, 16), (16, 16384, 32))
         # dw in shared memory, w read in the loop (the stdlib's kernel for 16384-wide slices)
         for c, bn, wp in bsplits[:1] if bsplits[0][1] >= 16384 else ():
-            for per_sm, pf in ((4, 0), (6, 0), (8, 0), (6, 1)):
-                part = torch.empty(max(1, per_sm * sms // c), N, device=DEV)
+            for p, pf in ((7, 0), (14, 0), (21, 0), (28, 0), (42, 0), (49, 0), (56, 0), (7, 1), (14, 1), (28, 1)):
+                part = torch.empty(p, N, device=DEV)
                 yield (bwd, f"split_smem CLUSTER={c} BLOCK_N={bn} WARPS={wp} P={part.shape[0]} PF={pf}", 3 * M * N * 2,
                        lambda x=x, w=w, dy=dy, rstd=rstd, dx=dx, part=part, c=c, bn=bn, wp=wp, pf=pf:
                        rms.rmsnorm_bwd_split_smem(x, w, dy, rstd, dx, part, BLOCK_N=bn, CLUSTER=c, WARPS=wp, PF=pf))
+        for p in ((7, 14) if N > 65536 else ()):
+            part = torch.empty(p, N, device=DEV)
+            yield (bwd, f"split_reload WARPS=16 CTAS=1 P={p}", 3 * M * N * 2,
+                   lambda x=x, w=w, dy=dy, rstd=rstd, dx=dx, part=part:
+                   var.rms_bwd_split_reload(x, w, dy, rstd, dx, part, WARPS=16, CTAS=1))
         # The slice in CHUNK-wide pieces, x and dy read again from L2.
         bchunks = (((8, 8192, 4096, 8, 2), (8, 8192, 4096, 8, 4), (4, 16384, 4096, 8, 3)) if N <= 65536 else
                    ((16, 16384, 4096, 8, 2), (16, 16384, 4096, 8, 3), (16, 16384, 8192, 16, 2)))
@@ -428,6 +450,18 @@ def wide_variant_cases(rms, var, sms):
                        rms.rmsnorm_bwd_split(x, w, dy, rstd, dx, part, BLOCK_N=bn, CLUSTER=c, WARPS=wp))
         # The dw reduce over fnk.torch's partial rows (rmsnorm_bwd_dw).
         p = 49 if N > 65536 else sms
+        if N <= 65536:  # the 2048x8192 backward's reduce (132 partial rows of 8192)
+            part8, dw8 = torch.randn(sms, 8192, device=DEV), torch.empty(8192, device=DEV, dtype=bf)
+            CHECKS[f"RMSNorm bwd dw {sms}x8192"] = lambda dw=dw8, ref=part8.sum(0): rel_err(dw, ref)
+            for bn, bp in ((64, 32), (32, 32), (32, 64), (16, 128), (32, 128), (16, 256), (8, 256), (64, 64)):
+                yield (f"RMSNorm bwd dw {sms}x8192", f"BLOCK_N={bn} BLOCK_P={bp}", sms * 8192 * 4,
+                       lambda part=part8, dw=dw8, bn=bn, bp=bp: rms.rmsnorm_bwd_dw(part, dw, BLOCK_N=bn, BLOCK_P=bp))
+            for bn, bp, wp in ((64, 8, 4), (128, 8, 4), (64, 16, 4), (32, 16, 2), (64, 4, 2)):
+                yield (f"RMSNorm bwd dw {sms}x8192", f"acc BLOCK_N={bn} BLOCK_P={bp} WARPS={wp}", sms * 8192 * 4,
+                       lambda part=part8, dw=dw8, bn=bn, bp=bp, wp=wp: var.rms_dw_acc(part, dw, BLOCK_N=bn, BLOCK_P=bp, WARPS=wp))
+            for bn, wp in ((16, 4), (8, 4), (32, 8), (8, 2)):
+                yield (f"RMSNorm bwd dw {sms}x8192", f"t BLOCK_N={bn} WARPS={wp}", sms * 8192 * 4,
+                       lambda part=part8, dw=dw8, bn=bn, wp=wp: var.rms_dw_t(part, dw, BLOCK_N=bn, WARPS=wp))
         part, dw = torch.randn(p, N, device=DEV), torch.empty(N, device=DEV, dtype=bf)
         CHECKS[f"RMSNorm bwd dw {p}x{N}"] = lambda dw=dw, ref=part.sum(0): rel_err(dw, ref)
         for bn, bp in ((64, 32), (64, 64), (128, 16), (256, 8), (512, 4)):

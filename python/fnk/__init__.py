@@ -119,6 +119,14 @@ class Kernel:
         `fnkc --emit=ptx` writes it (builds with the GPU backend)."""
         return self._module._kernel_text(lib.fnk_kernel_ptx, self.name, consts)
 
+    def occupancy(self, **consts):
+        """What the driver says of the kernel at these const-generic values on
+        the GPU: a dict of registers and local_bytes (per thread), ctas_per_sm,
+        clusters (resident on the device at once; 0 for kernels without
+        clusters) and sms. Compiles and loads the kernel; raises CompileError
+        without a GPU."""
+        return json.loads(self._module._kernel_text(lib.fnk_kernel_occupancy, self.name, consts))
+
     def __call__(self, *args, **kwargs):
         values, consts = self._bind(args, kwargs)
         device = None

@@ -53,6 +53,9 @@ _c_char_pp = ctypes.POINTER(ctypes.c_char_p)
 _err = ctypes.POINTER(ctypes.c_char_p)
 
 lib.fnk_abi_version.restype = ctypes.c_int32
+ABI_VERSION = 2  # checked before any other symbol is looked up: an older libfnk lacks some
+if lib.fnk_abi_version() != ABI_VERSION:
+    raise ImportError(f"fnk: libfnk ABI {lib.fnk_abi_version()} does not match the package's {ABI_VERSION}")
 lib.fnk_version.restype = ctypes.c_char_p
 lib.fnk_string_free.argtypes = [ctypes.c_void_p]
 lib.fnk_module_load.restype = ctypes.c_void_p
@@ -63,7 +66,7 @@ lib.fnk_module_compile.argtypes = [ctypes.c_char_p, ctypes.c_char_p, _c_char_pp,
 lib.fnk_module_free.argtypes = [ctypes.c_void_p]
 lib.fnk_module_signature.restype = ctypes.c_void_p
 lib.fnk_module_signature.argtypes = [ctypes.c_void_p, ctypes.POINTER(ctypes.c_void_p)]
-for _text_of_instance in (lib.fnk_kernel_ir, lib.fnk_kernel_ptx):
+for _text_of_instance in (lib.fnk_kernel_ir, lib.fnk_kernel_ptx, lib.fnk_kernel_occupancy):
     _text_of_instance.restype = ctypes.c_void_p
     _text_of_instance.argtypes = [ctypes.c_void_p, ctypes.c_char_p, _c_char_pp, _c_char_pp, ctypes.c_int32,
                                   ctypes.POINTER(ctypes.c_void_p)]
@@ -71,10 +74,6 @@ lib.fnk_run.restype = ctypes.c_int32
 lib.fnk_run.argtypes = [ctypes.c_void_p, ctypes.c_char_p, _c_char_pp, _c_char_pp, ctypes.c_int32,
                         ctypes.POINTER(fnk_arg), ctypes.c_int32, ctypes.c_int32, ctypes.c_void_p,
                         ctypes.POINTER(ctypes.c_void_p)]
-
-ABI_VERSION = 1
-if lib.fnk_abi_version() != ABI_VERSION:
-    raise ImportError(f"fnk: libfnk ABI {lib.fnk_abi_version()} does not match the package's {ABI_VERSION}")
 
 
 def take_string(ptr):

@@ -9,7 +9,24 @@ class Launch(NamedTuple):
     kernel: str
     consts: dict
     per_sm: int = 1   # backward partial-sum rows: per_sm per SM (never more than the rows) ...
-    cluster: int = 1  # ... over the CTAs of a cluster, which share one
+    cluster: int = 1  # ... over the CTAs of a cluster, which share one;
+    grid: int = 0     # or, when set, exactly this many (the clusters resident at once)
+
+
+# Clusters of 16 CTAs (one per SM) take most of a GPC each: the H200 holds 7
+# of them at once (112 of its 132 SMs; `fnk run --bench` prints it), so a grid
+# of P such clusters runs in ceil(P / 7) waves. The persistent kernels are
+# launched as exactly the resident clusters, one wave that walks all rows:
+# 1024x262144 forward P = 7 299 us, 14 302, 49 310, 8 467 (two waves, the
+# second one cluster); backward (rmsnorm_bwd_split_smem) 620 against 643 at
+# 49 (bench/tune.py, docs/perf-notes.md "GPU backend v6"). `resident(launch)`
+# is how callers with a GPU ask (fnk.torch: Kernel.occupancy); without it,
+# or when it says 0, the per-SM formulas below stand.
+def _resident_grid(launch, resident):
+    if launch.cluster < 16 or resident is None:
+        return launch
+    r = resident(launch)
+    return launch._replace(grid=r) if r and r > 0 else launch
 
 
 def block(n):
@@ -48,51 +65,59 @@ def split(n, backward=False):
 BWD_ROW_WARPS = 16
 
 
-def rows_tile(n, warps):
+def rows_tile(n, warps, elems=4096):
     """The *_rows kernels' settings for rows of n <= 2048 columns: a [ROWS,
-    BLOCK_N] tile of 4096 elements (BLOCK_N the row rounded up to a power of
-    two, at least 32). From bench/tune.py on the H200 at 64M elements (docs/
-    perf-notes.md, "GPU backend v5"): the forwards at 4 warps (RMSNorm
-    512 columns 70 us against 73 for 8192-element tiles at 8 warps and 178 one
-    row per CTA), the backwards at 8 warps with 2 CTAs per SM (RMSNorm 512:
-    149 us against 179 for 8192-element tiles at one per SM)."""
+    BLOCK_N] tile of `elems` elements (BLOCK_N the row rounded up to a power
+    of two, at least 32). From bench/tune.py on the H200 at 64M elements
+    (docs/perf-notes.md, "GPU backend v5" and "v6"): the forwards at 4096
+    elements and 4 warps (RMSNorm 512 columns 70 us against 73 for 8192-element
+    tiles at 8 warps and 178 one row per CTA); the backwards in rms_bwd and
+    ln_bwd."""
     b = 32
     while b < n:
         b *= 2
-    return dict(BLOCK_N=b, ROWS=max(1, 4096 // b), WARPS=warps)
+    return dict(BLOCK_N=b, ROWS=max(1, elems // b), WARPS=warps)
 
 
-def rms_fwd(n, sms=132):
+def rms_fwd(n, sms=132, resident=None):
     """Short rows several per CTA (rows_tile); rmsnorm_fwd_row up to 8192
     columns (x read again after the reduction: 96% of the copy bandwidth at
     32768x8192), then the cluster split, whose P clusters walk the rows: 12
     CTAs per SM in clusters of 8 (8192x65536: 564 us; 8 per SM 579, 4 641), 6
-    in clusters of 16 (1024x262144: 309 us; 4 per SM 313, 3 334, 2 366)."""
+    in clusters of 16 (1024x262144: 309 us; 4 per SM 313, 3 334, 2 366), or
+    for those, the clusters resident at once (_resident_grid: 299 us)."""
     if n <= 2048:
         return Launch("rmsnorm_fwd_rows", rows_tile(n, 4))
     if n <= 8192:
         return Launch("rmsnorm_fwd_row", {"BLOCK_N": block(n)})
     c, b, warps = split(n)
-    p = max(1, (12 if c <= 8 else 6) * sms // c)
-    return Launch("rmsnorm_fwd_split", {"BLOCK_N": b, "CLUSTER": c, "WARPS": warps, "P": p})
+    consts = {"BLOCK_N": b, "CLUSTER": c, "WARPS": warps}
+    # P is a const of the kernel: the occupancy is asked of the P = 1 instance (same registers).
+    probe = _resident_grid(Launch("rmsnorm_fwd_split", {**consts, "P": 1}, cluster=c), resident)
+    p = probe.grid or max(1, (12 if c <= 8 else 6) * sms // c)
+    return Launch("rmsnorm_fwd_split", {**consts, "P": p})
 
 
-def rms_bwd(n):
-    """Short rows several per step (rows_tile: 131072x512 149 us, against 521
-    one row at a time; 32768x2048 148 against 187); one row per step up to
+def rms_bwd(n, resident=None):
+    """Short rows several per step, in 2048-element tiles at 8 warps with 4
+    CTAs per SM (131072x512 133 us, against 149 for 4096-element tiles at 2
+    per SM and 521 one row at a time; 65536x1024 134 against 147; 32768x2048
+    116 against 148); one row per step up to
     8192; then the cluster split, with 8 clusters per SM for clusters of up to
     8 CTAs (8192x65536: 868 us at 8, 897 at 16, 912 at 4). Slices of 16384
     columns keep dw in shared memory, with 6 CTAs per SM over the 16-CTA
     clusters (1024x262144: 639 us, against 661 at 4 and 668 at 8, and 900 for
-    rmsnorm_bwd_split). One CTA per SM for the row kernel (1, 2 and 4 per SM
-    ran within 1% at 32768x8192; more only add partial rows)."""
+    rmsnorm_bwd_split), or the clusters resident at once (_resident_grid:
+    620 us). One CTA per SM for the row kernel (1, 2 and 4 per SM ran within
+    1% at 32768x8192; more only add partial rows)."""
     if n <= 2048:
-        return Launch("rmsnorm_bwd_rows", rows_tile(n, 8), per_sm=2)
+        return Launch("rmsnorm_bwd_rows", rows_tile(n, 8, elems=2048), per_sm=4)
     if n <= 8192:
         return Launch("rmsnorm_bwd", {"BLOCK_N": block(n), "WARPS": BWD_ROW_WARPS})
     c, b, warps = split(n, backward=True)
     if b >= 16384:
-        return Launch("rmsnorm_bwd_split_smem", {"BLOCK_N": b, "CLUSTER": c, "WARPS": warps}, per_sm=6, cluster=c)
+        return _resident_grid(Launch("rmsnorm_bwd_split_smem", {"BLOCK_N": b, "CLUSTER": c, "WARPS": warps},
+                                     per_sm=6, cluster=c), resident)
     return Launch("rmsnorm_bwd_split", {"BLOCK_N": b, "CLUSTER": c, "WARPS": warps}, per_sm=8, cluster=c)
 
 
@@ -107,14 +132,22 @@ def ln_fwd(n):
 
 
 def ln_bwd(n):
-    """As the RMSNorm backward (rows_tile: 131072x512 161 us against 521 one
-    row at a time, 32768x2048 161 against 191), without a split."""
-    if n <= 2048:
+    """As the RMSNorm backward, without a split. Short rows: up to 512
+    columns in 4096-element tiles at 8 warps, 2 CTAs per SM (131072x512 160
+    us, against 175 for rms_bwd's tiles and 521 one row at a time), wider in
+    2048-element tiles at 4 warps, 4 per SM (65536x1024 148 against 160;
+    32768x2048 125 against 162; at 8 warps 177 and 224)."""
+    if n <= 512:
         return Launch("layernorm_bwd_rows", rows_tile(n, 8), per_sm=2)
+    if n <= 2048:
+        return Launch("layernorm_bwd_rows", rows_tile(n, 4, elems=2048), per_sm=4)
     return Launch("layernorm_bwd", {"BLOCK_N": block(n), "WARPS": BWD_ROW_WARPS})
 
 
 def partial_rows(m, sms, launch):
-    """Rows of a backward's partial-sum output (its grid's P): launch.per_sm
-    CTAs per SM, never more than the m rows, divided among a cluster's CTAs."""
+    """Rows of a backward's partial-sum output (its grid's P): launch.grid
+    when set, else launch.per_sm CTAs per SM divided among a cluster's CTAs;
+    never more than the m rows."""
+    if launch.grid:
+        return max(1, min(m, launch.grid))
     return max(1, min(m, launch.per_sm * sms) // launch.cluster)

@@ -10,11 +10,12 @@ non-contiguous input is made contiguous first (one copy, as torch's own
 kernels do). RMSNorm and LayerNorm modules wrap them for use in nn.Module
 code. Only the last dimension is normalized.
 """
+import functools
 from pathlib import Path
 
 import torch
 
-from . import load, schedules
+from . import CompileError, load, schedules
 
 _STDLIB = Path(__file__).resolve().parents[2] / "stdlib" / "norm"
 _modules = {}
@@ -39,6 +40,21 @@ def _sms(device):
     return torch.cuda.get_device_properties(device).multi_processor_count
 
 
+@functools.lru_cache(maxsize=None)
+def _resident_clusters(module, kernel, consts, dtype):
+    """Clusters of this kernel instance the GPU holds at once (0 if the driver
+    cannot say): what schedules size persistent cluster grids by."""
+    try:
+        return getattr(_module(module), kernel).occupancy(**dict(consts), T=dtype)["clusters"]
+    except CompileError:
+        return 0
+
+
+def _resident(module, dtype):
+    """The `resident(launch)` callback schedules take, for `module`'s kernels at `dtype`."""
+    return lambda launch: _resident_clusters(module, launch.kernel, tuple(sorted(launch.consts.items())), dtype)
+
+
 def _rows(x, n):
     if x.shape[-1] != n:
         raise ValueError(f"fnk.torch: normalized size {n} does not match the last dim of x {tuple(x.shape)}")
@@ -55,7 +71,7 @@ class _RMSNorm(torch.autograd.Function):
         w = weight.contiguous()
         y = torch.empty_like(x2)
         rstd = torch.empty(x2.shape[0], device=x.device, dtype=torch.float32)
-        launch = schedules.rms_fwd(n, _sms(x2.device))
+        launch = schedules.rms_fwd(n, _sms(x2.device), _resident("rmsnorm", _dtype(x2)))
         getattr(_module("rmsnorm"), launch.kernel)(x2, w, y, rstd, eps=float(eps), **launch.consts, T=_dtype(x2))
         ctx.save_for_backward(x2, w, rstd)
         ctx.shape = x.shape
@@ -68,7 +84,7 @@ class _RMSNorm(torch.autograd.Function):
         dy2 = dy.contiguous().view(m, n).to(x2.dtype)
         dx = torch.empty_like(x2)
         mod = _module("rmsnorm")
-        launch = schedules.rms_bwd(n)
+        launch = schedules.rms_bwd(n, _resident("rmsnorm", _dtype(x2)))
         partial = torch.empty(schedules.partial_rows(m, _sms(x2.device), launch), n, device=x2.device,
                               dtype=torch.float32)
         getattr(mod, launch.kernel)(x2, w, dy2, rstd, dx, partial, **launch.consts, T=_dtype(x2))

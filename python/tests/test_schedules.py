@@ -36,9 +36,31 @@ def close(got, ref, what):
 
 @pytest.mark.parametrize("n", WIDTHS)
 def test_rmsnorm_launches(mods, n):
-    rms, _ = mods
+    check_rmsnorm(mods[0], n)
+
+
+def test_rmsnorm_resident_grid(mods):
+    """Clusters of 16 are launched as the clusters the GPU holds at once when
+    the caller can say (here 3, fewer than the rows: each walks two); other
+    launches do not ask."""
+    asked = []
+
+    def resident(launch):
+        asked.append(launch)
+        return 3
+
+    fwd, bwd = check_rmsnorm(mods[0], 262144, resident)
+    assert fwd.consts["P"] == 3 and schedules.partial_rows(M, SMS, bwd) == 3
+    assert [(a.kernel, a.cluster) for a in asked] == [("rmsnorm_fwd_split", 16), ("rmsnorm_bwd_split_smem", 16)]
+    assert schedules.rms_fwd(262144, SMS, lambda launch: 0).consts["P"] == 6 * SMS // 16  # the driver cannot say
+    asked.clear()
+    schedules.rms_fwd(65536, SMS, resident), schedules.rms_bwd(65536, resident)
+    assert asked == []
+
+
+def check_rmsnorm(rms, n, resident=None):
     x, w, dy, _ = arrays(n, n)
-    fwd = schedules.rms_fwd(n, SMS)
+    fwd = schedules.rms_fwd(n, SMS, resident)
     y, rstd = np.full_like(x, np.nan), np.full(M, np.nan, np.float32)
     getattr(rms, fwd.kernel)(x, w, y, rstd, eps=1e-6, **fwd.consts, T="f32")
     x64 = x.astype(np.float64)
@@ -46,7 +68,7 @@ def test_rmsnorm_launches(mods, n):
     close(y, x64 * r64[:, None] * w, f"{fwd.kernel} y")
     close(rstd, r64, f"{fwd.kernel} rstd")
 
-    bwd = schedules.rms_bwd(n)
+    bwd = schedules.rms_bwd(n, resident)
     dx = np.full_like(x, np.nan)
     part = np.full((schedules.partial_rows(M, SMS, bwd), n), np.nan, np.float32)
     dw = np.full(n, np.nan, np.float32)
@@ -56,6 +78,7 @@ def test_rmsnorm_launches(mods, n):
     g = dy * w.astype(np.float64)
     close(dx, g * rr[:, None] - x64 * ((g * x64).sum(axis=1) * rr ** 3 / n)[:, None], f"{bwd.kernel} dx")
     close(dw, (dy * x64 * rr[:, None]).sum(axis=0), f"{bwd.kernel} dw")
+    return fwd, bwd
 
 
 @pytest.mark.parametrize("n", WIDTHS)

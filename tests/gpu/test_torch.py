@@ -25,7 +25,7 @@ def close(a, b, dtype, what):
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
-@pytest.mark.parametrize("shape", [(1, 1), (3, 7), (64, 1000), (4099, 256), (5, 4096), (2, 3, 8192), (4, 20000), (3, 65536)])
+@pytest.mark.parametrize("shape", [(1, 1), (3, 7), (64, 1000), (4099, 256), (5, 4096), (2, 3, 8192), (4, 20000), (3, 65536), (9, 262144)])
 def test_rms_norm_matches_torch(shape, dtype):
     g = torch.Generator(device="cuda").manual_seed(sum(shape))
     x = torch.randn(*shape, device="cuda", generator=g).to(dtype).requires_grad_()
@@ -56,6 +56,17 @@ def test_layer_norm_matches_torch(shape, dtype):
     want = torch.autograd.grad(ref, (x, w, b), dy.float())
     for name, a, e in zip(("dx", "dw", "db"), got, want):
         close(a, e, dtype, name)
+
+
+def test_occupancy_of_a_cluster_kernel():
+    """What fnk.torch sizes the 16-CTA cluster grids by: the driver's count of
+    resident clusters, at least one, and no more than the SMs allow."""
+    rms = fnk.load(Path(__file__).resolve().parents[2] / "stdlib" / "norm" / "rmsnorm.fnk")
+    o = rms.rmsnorm_fwd_split.occupancy(BLOCK_N=16384, CLUSTER=16, WARPS=16, P=1)
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    assert o["sms"] == sms and o["registers"] > 0 and o["ctas_per_sm"] >= 1
+    assert 1 <= o["clusters"] <= o["ctas_per_sm"] * sms // 16
+    assert rms.rmsnorm_fwd_row.occupancy()["clusters"] == 0  # no clusters
 
 
 def test_non_contiguous_input_and_module():
