@@ -230,7 +230,7 @@ def variant_cases():
     del x, y, dy, dx, dyl, dxl, ref_rms, ref_ln, ref_ln_dx, ref_rms_dx
     rows_fwd = [(f"rows WARPS=2 ROWS={r}", lambda *t, r=r: var.dit_fwd_rows(*t, eps=1e-6, WARPS=2, ROWS=r)) for r in (4, 8)]
     tile_fwd = [(f"tile ROWS={r} WARPS={wp}", lambda *t, r=r, wp=wp: var.dit_fwd_tile(*t, eps=1e-6, ROWS=r, WARPS=wp))
-                for r, wp in ((2, 2), (2, 4), (4, 4), (4, 8), (8, 8))]
+                for r, wp in ((2, 2), (2, 4), (4, 4), (4, 8), (8, 8), (8, 4), (4, 2))]
     pf_fwd = [(f"pf SB={sb} WARPS={wp} PF={pf}", lambda *t, sb=sb, wp=wp, pf=pf: var.dit_fwd_pf(*t, eps=1e-6, SB=sb, WARPS=wp, PF=pf))
               for sb, wp, pf in ((64, 2, 1), (64, 2, 2), (64, 2, 3), (64, 2, 4), (32, 2, 3), (64, 4, 2), (128, 1, 2))]
     pf_fwd += [(f"1pass SB={sb} WARPS={wp}", lambda *t, sb=sb, wp=wp: var.dit_fwd_1pass(*t, eps=1e-6, SB=sb, WARPS=wp))
@@ -238,7 +238,8 @@ def variant_cases():
     pf_bwd = [(f"pf SB={sb} WARPS={wp} PF={pf}", sb, lambda *t, wp=wp, pf=pf: var.dit_bwd_pf(*t, WARPS=wp, PF=pf))
               for sb, wp, pf in ((8, 4, 1), (8, 4, 2), (8, 4, 3), (16, 2, 2), (16, 4, 2))]
     pf_bwd += [(f"rows SB={sb} ROWS={r} WARPS={wp}", sb, lambda *t, r=r, wp=wp: var.dit_bwd_rows(*t, ROWS=r, WARPS=wp))
-               for sb, r, wp in ((8, 2, 4), (16, 2, 4), (8, 4, 8), (16, 4, 8), (8, 8, 16))]
+               for sb, r, wp in ((8, 2, 4), (16, 2, 4), (8, 4, 8), (16, 4, 8), (8, 8, 16), (8, 4, 4), (16, 4, 4),
+                                 (8, 8, 8), (8, 2, 2), (16, 8, 4))]
     yield from dit_sweep(dit, ((64, 2),), (8, 16, 32), (2, 4), tag="stdlib ", extra_fwd=rows_fwd + tile_fwd + pf_fwd,
                          extra_bwd=pf_bwd,
                          reduce_tiles=lambda sb: ((32, 8), (16, 8), (64, 8), (32, 16), (16, 16)) if sb == 8 else ((32, 8),))
@@ -292,7 +293,7 @@ def short_bwd_cases(rms, ln, sms):
         CHECKS[rw] = lambda dx=dx, ref=rms_dx_ref(x, w, dy, rstd): rel_err(dx, ref)
         CHECKS[lw] = lambda dx=dx, ref=ln_dx_ref(x, dy.float() * w.float(), mean, rstd): rel_err(dx, ref)
         for elems, wp, per_sm in ((4096, 4, 2), (4096, 4, 4), (8192, 8, 2), (4096, 8, 2), (4096, 8, 3), (4096, 8, 4),
-                                  (2048, 4, 4), (2048, 8, 4)):
+                                  (2048, 4, 4), (2048, 8, 4), (8192, 4, 2), (4096, 2, 8), (2048, 2, 8)):
             rows, p = max(1, elems // N), per_sm * sms
             part, part2 = torch.empty(p, N, device=DEV), torch.empty(p, N, device=DEV)
             yield (rw, f"rows ROWS={rows} WARPS={wp} P={p}", 3 * M * N * 2,

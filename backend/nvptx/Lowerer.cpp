@@ -192,14 +192,33 @@ void Lowerer::emitIf(llvm::Value* cond, const std::function<void()>& body) {
 llvm::Value* Lowerer::elemIndex(const ir::TileLayout& l, int64_t r) {
   if (l.uniform) return i32(0);
   int64_t c = r / l.vec, v = r % l.vec;
+  if (l.lanes) {  // rows in warps: this thread's offset, then the chunk's row and place in it
+    const int64_t rr = c / l.chunksPerRow(), k = c % l.chunksPerRow();
+    return b.CreateAdd(rowBase(l), i32(rr * l.rowGroups() * l.rowLen + k * l.lanes * l.vec + v));
+  }
   llvm::Value*& tv = tidTimes_[l.vec];
   if (!tv) tv = b.CreateMul(tid, i32(l.vec), "tidv");  // first use; see run() for placement
   return b.CreateAdd(tv, i32(c * l.threads * l.vec + v));
 }
 
+llvm::Value* Lowerer::rowBase(const ir::TileLayout& l) {
+  llvm::Value*& base = rowBase_[{l.rowLen, l.vec}];
+  if (!base) {  // at the kernel's entry, after tid: it dominates every use
+    llvm::IRBuilder<> eb(llvm::cast<llvm::Instruction>(tid)->getNextNode());
+    base = eb.CreateAdd(eb.CreateMul(eb.CreateLShr(tid, i32(5)), i32(l.rowLen)),
+                        eb.CreateMul(eb.CreateAnd(tid, i32(31)), i32(l.vec)), "rowbase");
+  }
+  return base;
+}
+
 llvm::Value* Lowerer::elemValid(const ir::TileLayout& l, int64_t r) {
   if (l.uniform || !l.padded()) return nullptr;
   int64_t c = r / l.vec;
+  if (l.lanes) {  // padding rows: the chunk's row past the last
+    const int64_t rr = c / l.chunksPerRow(), W = l.rowGroups(), rows = l.elems / l.rowLen;
+    if ((rr + 1) * W <= rows) return nullptr;
+    return b.CreateICmpULT(b.CreateAdd(b.CreateLShr(tid, i32(5)), i32(rr * W)), i32(rows));
+  }
   if ((c + 1) * l.threads * l.vec <= l.elems) return nullptr;  // whole chunk inside the tile
   return b.CreateICmpULT(elemIndex(l, r - r % l.vec), i32(l.elems));
 }

@@ -13,6 +13,7 @@
 // recomputed at any element instead of moved ("remat").
 #pragma once
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -59,6 +60,14 @@ struct AxisInfo {
   int64_t constant = 1;
 };
 
+/// The elementwise ops and casts: pure, one result element from the operands'
+/// elements at the same index, so recomputable anywhere (Lowerer::arith).
+bool isArith(ir::OpKind k);
+/// Maps the multi-index `dst` of a broadcast result to the source multi-index
+/// of a source of shape `srcShape` (NumPy broadcasting, innermost dims aligned).
+std::vector<llvm::Value*> broadcastSource(llvm::IRBuilder<>& b, const std::vector<llvm::Value*>& dst,
+                                          const std::vector<int64_t>& srcShape);
+
 class Lowerer {
 public:
   Lowerer(llvm::Module& mod, const ir::Function& fn);
@@ -85,6 +94,8 @@ public:
   llvm::Value* elemIndex(const ir::TileLayout& l, int64_t r);
   /// Whether register `r` holds a real element (not padding); null when always.
   llvm::Value* elemValid(const ir::TileLayout& l, int64_t r);
+  /// Rows in warps: element index of this thread's first register (computed once, at entry).
+  llvm::Value* rowBase(const ir::TileLayout& l);
   /// Multi-index (i32 each) of row-major element `e` of `shape`.
   std::vector<llvm::Value*> coordsOf(llvm::Value* e, const std::vector<int64_t>& shape);
   llvm::Value* linearize(const std::vector<llvm::Value*>& coords, const std::vector<int64_t>& shape);
@@ -185,6 +196,30 @@ public:
     int64_t groupsPerRow = 1, rows = 1, bytes = 4, use = -1;
   };
   std::unordered_map<const ir::Value*, ScratchFold> scratchFolds;
+  /// Rows in warps: a reduction along the rows whose every use can take the
+  /// row totals from the lanes that hold them (laneReduce) keeps them there,
+  /// one value per row of this thread (in its result dtype), and goes through
+  /// no scratch and no bar.sync; its tile's registers are poison.
+  std::unordered_map<const ir::Value*, std::vector<llvm::Value*>> laneFolds;
+  /// Which of this thread's rows remat() is computing an element of (rows in
+  /// warps: set by rematElems and lane stores), or -1.
+  int64_t laneRow_ = -1;
+  /// Whether reduction `op` is lane-held: its source is laid out in rows in
+  /// warps, it folds along the rows, and each use of its result (through
+  /// elementwise ops and expand_dims) is a broadcast back over the rows or a
+  /// store, whose other operands remat() recomputes. Cached per op.
+  bool laneReduce(const ir::Operation& op);
+  /// Whether remat() can recompute `v` from lane-held row totals, constants,
+  /// uniform values, aranges and loads of read-only tensors.
+  bool laneRematable(const ir::Value* v, int depth = 0);
+  /// Whether `v` is computed from a lane-held reduction (its registers are poison).
+  bool laneDerived(const ir::Value* v, int depth = 0);
+  bool laneUsesOk(const ir::Value* v, const std::vector<int64_t>& rowsShape, int depth = 0);
+  enum class LaneState { Pending, Yes, No };
+  std::unordered_map<const ir::Operation*, LaneState> laneCache_;
+  std::vector<const ir::Operation*> laneOrder_;  // laneReduce's ops in the order it began them
+  /// A store of a lane-derived value: lane 0 of each row's warp stores the row's element.
+  Status lowerLaneStore(const ir::Operation& op, const Mem& mem);
   /// The row total `row` (i32) of a recorded fold, in the reduction's result dtype.
   llvm::Value* foldRow(const ScratchFold& f, llvm::Value* row);
   /// One element of a global tensor: loaded when `valid`, else `dflt`.
@@ -260,6 +295,7 @@ private:
   llvm::GlobalVariable* scratch_[2] = {nullptr, nullptr};
   int64_t scratchBytes_[2] = {0, 0};
   std::unordered_map<int64_t, llvm::Value*> tidTimes_;
+  std::map<std::pair<int64_t, int64_t>, llvm::Value*> rowBase_;  // (row length, V) -> rowBase
   Status error_ = Status::ok();
   void finishScratch();
 };

@@ -332,6 +332,7 @@ Status Lowerer::lowerStore(const ir::Operation& op) {
   const size_t rank = mem.dims.size();
   const bool hasMask = op.attrs().getBool("mask");
   const ir::Value* valueV = op.operand(1 + rank);
+  if (laneDerived(valueV)) return lowerLaneStore(op, mem);
   const std::vector<int64_t> shape = valueV->type().shape;
   Access a;
   a.mem = &mem;
@@ -380,6 +381,49 @@ Status Lowerer::lowerStore(const ir::Operation& op) {
     return std::vector<llvm::Value*>{};
   };
   emitChunked(*this, plan, "st", vectorChunk, elementChunk);
+  return Status::ok();
+}
+
+// Rows in warps: row j * W + warp of the value is in every lane of this
+// thread's warp; lane 0 stores it, its indices (and mask) recomputed there.
+Status Lowerer::lowerLaneStore(const ir::Operation& op, const Mem& mem) {
+  const size_t rank = mem.dims.size();
+  const bool hasMask = op.attrs().getBool("mask");
+  const ir::Value* valueV = op.operand(static_cast<unsigned>(1 + rank));
+  const std::vector<int64_t> shape = valueV->type().shape;
+  const int64_t rows = valueV->type().numElements(), W = T / 32;
+  llvm::Type* ty = memType(mem.dtype);
+  const auto align = llvm::Align(mod.getDataLayout().getTypeAllocSize(ty));
+  llvm::Value* warp = b.CreateLShr(tid, i32(5));
+  llvm::Value* lane0 = b.CreateICmpEQ(b.CreateAnd(tid, i32(31)), i32(0));
+  for (int64_t j = 0; j * W < rows; ++j) {
+    llvm::Value* row = b.CreateAdd(warp, i32(j * W));
+    const std::vector<llvm::Value*> coords = coordsOf(row, shape);
+    auto at = [&](const ir::Value* v) { return remat(v, broadcastSource(b, coords, v->type().shape)); };
+    laneRow_ = j;
+    rematLoads_ = true;
+    llvm::Value* v = at(valueV);
+    llvm::Value* valid = andAll(lane0, (j + 1) * W > rows ? b.CreateICmpULT(row, i32(rows)) : nullptr);
+    llvm::Value* off = i64(0);
+    for (size_t d = 0; v && d < rank; ++d) {
+      llvm::Value* x = at(op.operand(static_cast<unsigned>(1 + d)));
+      if (!x) v = nullptr;
+      if (!v) break;
+      x = b.CreateSExt(x, b.getInt64Ty());
+      valid = andAll(valid, b.CreateICmpULT(x, mem.dims[d]));  // 0 <= x < dim
+      off = b.CreateAdd(off, b.CreateMul(x, mem.strides[d]));
+    }
+    if (v && hasMask) {
+      llvm::Value* m = at(op.operand(static_cast<unsigned>(2 + rank)));
+      valid = m ? andAll(valid, m) : nullptr;
+      if (!m) v = nullptr;
+    }
+    laneRow_ = -1;
+    rematLoads_ = false;
+    if (!v) return fail(op, "internal error: a store of lane-held row totals could not be recomputed");
+    if (mem.dtype == ir::DType::I1) v = b.CreateZExt(v, ty);
+    emitIf(valid, [&] { b.CreateAlignedStore(v, b.CreateGEP(ty, mem.base, off), align); });
+  }
   return Status::ok();
 }
 

@@ -76,6 +76,13 @@ InnerFold innerFold(const ir::TileLayout& L, const std::vector<int64_t>& shape, 
   const int64_t rank = static_cast<int64_t>(shape.size());
   InnerFold f{L.vec, L.threads, L.chunks, 0, 1, 1, false};
   if (L.uniform || axis != rank - 1 || shape[axis] % f.V != 0) return f;
+  if (L.lanes) {  // rows in warps: a row's cpr chunks per lane, then its warp's 32 lanes
+    f.P = shape[axis] / f.V;
+    f.w = L.lanes;
+    f.cpr = L.chunksPerRow();
+    f.ok = true;
+    return f;
+  }
   f.P = shape[axis] / f.V;
   f.ok = isPow2(f.P);
   f.w = std::min<int64_t>(f.P, 32);
@@ -89,6 +96,7 @@ bool Lowerer::foldsAcrossWarps(const ir::Operation& op) {
   const ir::Type& st = op.operand(0)->type();
   InnerFold f = innerFold(layoutOf(st.shape), st.shape, op.attrs().getInt("axis"));
   if (!f.ok) return false;
+  if (layoutOf(st.shape).lanes) return !laneReduce(op);
   const bool oneRow = f.C / f.cpr == 1;
   return !(f.Tn == f.w && oneRow && layoutOf(op.result()->type().shape).uniform);
 }
@@ -176,11 +184,19 @@ Status Lowerer::lowerReduces(const std::vector<const ir::Operation*>& ops) {
       finishReduce(op, out, {q[0]});
       continue;
     }
+    // Rows in warps, every use served from the lanes: the totals stay there.
+    if (L.lanes && laneReduce(op)) {
+      std::vector<llvm::Value*>& rows = laneFolds[op.result()];
+      for (llvm::Value* s : q) rows.push_back(fromReduceAcc(op, s));
+      for (auto& r : out.regs) r = llvm::PoisonValue::get(regType(rt.dtype));
+      tiles[op.result()] = out;
+      continue;
+    }
     ScratchFold fold;
     fold.accTy = ra.ty;
     fold.accDt = ra.dt;
     fold.kind = kind;
-    fold.groupsPerRow = P > Tn ? Tn / 32 : P / w;
+    fold.groupsPerRow = L.lanes ? 1 : P > Tn ? Tn / 32 : P / w;
     fold.rows = out.layout.elems;
     fold.bytes = ra.bytes;
     pending.push_back({&op, out, std::move(q), w, Tn, 0, fold});
@@ -268,7 +284,8 @@ Status Lowerer::lowerReduceOther(const ir::Operation& op, TV out, const ReduceAc
     int64_t innerN = 1, outerN = 1;
     for (int64_t d = axis + 1; d < rank; ++d) innerN *= src.shape[d];
     for (int64_t d = 0; d < axis; ++d) outerN *= src.shape[d];
-    if (axis < rank - 1 && innerN % (Tn * V) == 0 && !out.layout.uniform && out.layout.vec == V &&
+    if (axis < rank - 1 && !L.lanes && !out.layout.lanes && innerN % (Tn * V) == 0 && !out.layout.uniform &&
+        out.layout.vec == V &&
         out.layout.threads == Tn && static_cast<int64_t>(out.regs.size()) == outerN * (innerN / (Tn * V)) * V) {
       const int64_t cpi = innerN / (Tn * V);  // chunks per slice
       std::vector<llvm::Value*> res(out.regs.size());
@@ -323,6 +340,88 @@ Status Lowerer::lowerReduceOther(const ir::Operation& op, TV out, const ReduceAc
     res[r] = s2;
   }
   return finish(res);
+}
+
+bool Lowerer::laneReduce(const ir::Operation& op) {
+  auto [it, fresh] = laneCache_.try_emplace(&op, LaneState::Pending);
+  // Pending: a use chain led back here (one-pass statistics combine two row
+  // totals); assumed, and undone below if this op turns out not lane-held.
+  if (!fresh) return it->second != LaneState::No;
+  const size_t first = laneOrder_.size();
+  laneOrder_.push_back(&op);
+  const ir::Type& st = op.operand(0)->type();
+  const ir::TileLayout L = layoutOf(st.shape);
+  const int64_t axis = op.attrs().getInt("axis");
+  bool ok = op.kind() == ir::OpKind::Reduce && L.lanes && axis == static_cast<int64_t>(st.shape.size()) - 1 &&
+            op.result()->type().numElements() > 1 && laneUsesOk(op.result(), st.shape);
+  if (!ok)  // what was decided while assuming this op: decided again when asked
+    for (size_t i = first + 1; i < laneOrder_.size(); ++i) laneCache_.erase(laneOrder_[i]);
+  laneOrder_.resize(ok ? laneOrder_.size() : first + 1);
+  laneCache_[&op] = ok ? LaneState::Yes : LaneState::No;
+  return ok;
+}
+
+bool Lowerer::laneUsesOk(const ir::Value* v, const std::vector<int64_t>& rowsShape, int depth) {
+  if (depth > 12) return false;
+  using K = ir::OpKind;
+  const int64_t rows = v->type().numElements();
+  for (const ir::Operation* u : v->users()) {
+    if (u->kind() == K::Broadcast) {  // back over the rows: remat once per chunk (broadcastTo)
+      if (u->result()->type().shape != rowsShape || v->type().shape.empty() || v->type().shape.back() != 1) return false;
+      continue;
+    }
+    if (u->kind() == K::Store) {  // the value, not an index or the mask: lowerLaneStore
+      const size_t rank = u->operand(0)->type().rank();
+      if (u->numOperands() < 2 + rank || u->operand(static_cast<unsigned>(1 + rank)) != v) return false;
+      for (unsigned i = 1; i < u->numOperands(); ++i)
+        if (i != 1 + rank && !laneRematable(u->operand(i))) return false;
+      continue;
+    }
+    if (u->kind() != K::ExpandDims && !isArith(u->kind())) return false;
+    if (u->numResults() != 1 || u->result()->type().numElements() != rows) return false;
+    for (const ir::Value* o : u->operands())
+      if (!laneRematable(o)) return false;
+    if (!laneUsesOk(u->result(), rowsShape, depth + 1)) return false;
+  }
+  return true;
+}
+
+bool Lowerer::laneRematable(const ir::Value* v, int depth) {
+  const ir::Type& t = v->type();
+  if (!t.isTile() || t.numElements() <= 1) return true;  // uniform: in every thread
+  const ir::Operation* op = v->definingOp();
+  if (!op || depth > 12) return false;
+  using K = ir::OpKind;
+  switch (op->kind()) {
+    case K::Constant: case K::Arange: return true;
+    case K::Broadcast: case K::ExpandDims: return laneRematable(op->operand(0), depth + 1);
+    case K::Reduce: return laneReduce(*op);
+    case K::Load: {  // read again at the element (remat with rematLoads_): a row's rstd, say
+      auto mit = mems.find(op->operand(0));
+      if (mit == mems.end() || mit->second.addrSpace != 1 || written.count(op->operand(0)) ||
+          op->attrs().getBool("mask") || op->attrs().getBool("other"))
+        return false;
+      for (unsigned i = 1; i < op->numOperands(); ++i)
+        if (!laneRematable(op->operand(i), depth + 1)) return false;
+      return true;
+    }
+    default:
+      if (!isArith(op->kind())) return false;
+      for (const ir::Value* o : op->operands())
+        if (!laneRematable(o, depth + 1)) return false;
+      return true;
+  }
+}
+
+bool Lowerer::laneDerived(const ir::Value* v, int depth) {
+  if (laneFolds.count(v)) return true;
+  const ir::Operation* op = v->definingOp();
+  if (!op || depth > 12 || !v->type().isTile() || v->type().numElements() <= 1) return false;
+  // not through broadcasts: a row total broadcast over its row is a tile like any other
+  if (op->kind() != ir::OpKind::ExpandDims && !isArith(op->kind())) return false;
+  for (const ir::Value* o : op->operands())
+    if (laneDerived(o, depth + 1)) return true;
+  return false;
 }
 
 }  // namespace fnk::nvptx::detail

@@ -11,10 +11,6 @@
 
 namespace fnk::nvptx::detail {
 
-namespace {
-
-/// The elementwise ops and casts: pure, one result element from the operands'
-/// elements at the same index, so recomputable anywhere (arith()).
 bool isArith(ir::OpKind k) {
   using K = ir::OpKind;
   switch (k) {
@@ -28,7 +24,6 @@ bool isArith(ir::OpKind k) {
   }
 }
 
-/// Maps the multi-index `dst` of a broadcast result to the source multi-index.
 std::vector<llvm::Value*> broadcastSource(llvm::IRBuilder<>& b, const std::vector<llvm::Value*>& dst,
                                           const std::vector<int64_t>& srcShape) {
   std::vector<llvm::Value*> src(srcShape.size());
@@ -36,8 +31,6 @@ std::vector<llvm::Value*> broadcastSource(llvm::IRBuilder<>& b, const std::vecto
   for (size_t d = 0; d < srcShape.size(); ++d) src[d] = srcShape[d] == 1 ? b.getInt32(0) : dst[d + off];
   return src;
 }
-
-}  // namespace
 
 // A tile of `shape` with src's dtype and the shape's layout; true when it is
 // already complete because src is uniform (every element the same value).
@@ -106,6 +99,10 @@ llvm::Value* Lowerer::remat(const ir::Value* v, const std::vector<llvm::Value*>&
       return remat(op->operand(0), src, depth + 1);
     }
     case K::Reduce: {
+      // A row total every lane of the row's warp holds (rows in warps): the
+      // caller says which of this thread's rows the element is in.
+      if (auto lit = laneFolds.find(v); lit != laneFolds.end())
+        return laneRow_ >= 0 && laneRow_ < static_cast<int64_t>(lit->second.size()) ? lit->second[laneRow_] : nullptr;
       // Folded again from the partials its bar.sync published (ScratchFold).
       auto fit = scratchFolds.find(v);
       if (fit == scratchFolds.end() || fit->second.use != scratchUses) return nullptr;
@@ -150,9 +147,12 @@ std::optional<TV> Lowerer::rematElems(const ir::Value* v, const std::vector<int6
       continue;
     }
     auto c = coordsOf(elemIndex(out.layout, static_cast<int64_t>(r)), shape);
+    // rows in warps: register r is in this thread's row r / V / cpr
+    laneRow_ = out.layout.lanes ? static_cast<int64_t>(r) / out.layout.vec / out.layout.chunksPerRow() : -1;
     out.regs[r] = remat(v, broadcastSource(b, c, src.shape));
     ok = out.regs[r] != nullptr;
   }
+  laneRow_ = -1;
   rematLoads_ = false;
   if (!ok) return std::nullopt;
   return out;
@@ -219,6 +219,10 @@ TV Lowerer::broadcastTo(const ir::Value* v, const std::vector<int64_t>& shape) {
   if (!perChunk)
     if (std::optional<TV> t = rematTile(v, shape)) return *t;
   if (std::optional<TV> t = rematElems(v, shape, perChunk)) return *t;
+  if (laneDerived(v)) {  // its registers are not the values (laneReduce promised a remat)
+    if (error_) error_ = Status::error("kernel '" + fn.name + "': internal error: a broadcast of a lane-held row total could not be recomputed");
+    return out;
+  }
   const std::vector<int64_t> srcShape = src.shape;
   return relayout(src, shape, [&](llvm::Value* e) { return linearize(broadcastSource(b, coordsOf(e, shape), srcShape), srcShape); });
 }

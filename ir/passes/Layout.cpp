@@ -1,6 +1,21 @@
 #include "ir/passes/Layout.h"
 
+#include <cstdlib>
+#include <cstring>
+
 namespace fnk::ir {
+
+namespace {
+/// FNK_NO_WARP_ROWS=1: the blocked layout for every tile (an experiment knob;
+/// the GPU backend's kernel cache key includes it).
+bool noWarpRows() {
+  static const bool off = [] {
+    const char* e = std::getenv("FNK_NO_WARP_ROWS");
+    return e && *e && std::strcmp(e, "0") != 0;
+  }();
+  return off;
+}
+}  // namespace
 
 TileLayout tileLayout(const std::vector<int64_t>& shape, int64_t threads) {
   TileLayout l;
@@ -14,6 +29,12 @@ TileLayout tileLayout(const std::vector<int64_t>& shape, int64_t threads) {
   while (v > 1 && (inner % v != 0 || v * threads > l.elems)) v /= 2;
   l.vec = v;
   l.chunks = (l.elems + threads * v - 1) / (threads * v);
+  const int64_t rows = l.elems / inner, groups = threads / 32;
+  if (shape.size() >= 2 && groups > 1 && rows >= groups && inner % (32 * v) == 0 && !noWarpRows()) {
+    l.lanes = 32;
+    l.rowLen = inner;
+    l.chunks = (rows + groups - 1) / groups * (inner / (32 * v));
+  }
   return l;
 }
 
@@ -29,6 +50,7 @@ void annotate(Block& b, int64_t threads) {
         op->attrs().set("layout", std::string("blocked"));
         op->attrs().set("vec", l.vec);
         op->attrs().set("chunks", l.chunks);
+        if (l.lanes) op->attrs().set("lanes", l.lanes);
       }
     }
     for (unsigned r = 0; r < op->numRegions(); ++r)

@@ -149,6 +149,18 @@ def tile_cases(rng, M, N):
     mu, r = _mean_rstd(x)
     yield ("stdlib/norm/layernorm.fnk", "layernorm_bwd_rows", {"x": x, "w": w, "dy": dy, "mean": mu, "rstd": r},
            ["dx", "dw_partial", "db_partial"], {}, {"P": 3}, row)
+    # Rows in warps (ROWS >= WARPS, N a multiple of 256): the row sums stay in
+    # the lanes; 6 rows over 4 warps leave padding rows.
+    if N % 256 == 0 and N <= 1024:
+        for rows in (8, 6):
+            wr = dict(row, ROWS=rows)
+            yield ("stdlib/norm/rmsnorm.fnk", "rmsnorm_bwd_rows", {"x": x, "w": w, "dy": dy, "rstd": _rstd(x)},
+                   ["dx", "dw_partial"], {}, {"P": 2}, wr)
+            yield ("stdlib/norm/layernorm.fnk", "layernorm_bwd_rows",
+                   {"x": x, "w": w, "dy": dy, "mean": mu, "rstd": r}, ["dx", "dw_partial", "db_partial"], {}, {"P": 2}, wr)
+            yield ("stdlib/norm/rmsnorm.fnk", "rmsnorm_fwd_rows", {"x": x, "w": w}, ["y", "rstd"], {"eps": 1e-5}, {}, wr)
+            yield ("stdlib/norm/layernorm.fnk", "layernorm_fwd_rows", {"x": x, "w": w, "b": rng.standard_normal(N)},
+                   ["y", "mean", "rstd"], {"eps": 1e-5}, {}, wr)
     # The forwards at two rows and at fnk.torch's 4096-element tiles.
     b = row["BLOCK_N"]
     for consts in (row, {"BLOCK_N": b, "ROWS": max(1, 4096 // b), "WARPS": 4}):
@@ -177,6 +189,9 @@ def lang_cases(rng):
     yield (f, "lang_int", {"x": x1}, ["y"], {}, {})
     yield (f, "lang_casts", {"x": x1}, ["y"], {}, {})
     yield (f, "lang_reduce", {"x": rng.standard_normal((37, 64))}, ["rows_out", "cols_out", "all_out"], {}, {"P": 3})
+    for rows, p in ((6, 7), (8, 5)):  # rows in warps, with and without padding rows
+        yield (f, "lang_warp_rows", {"x": rng.standard_normal((37, 256)), "r": rng.standard_normal(37)},
+               ["y", "stats", "cols_out", "all_out"], {}, {"P": p}, {"ROWS": rows})
     yield (f, "lang_control", {"x": rng.standard_normal((7, 300))}, ["y", "s"], {}, {})
     yield (f, "lang_grid3", {"x": rng.standard_normal((2, 3, 5))}, ["y"], {}, {})
     yield (f, "lang_cluster", {"x": rng.standard_normal((6, 64))}, ["y", "z", "s"], {}, {})
@@ -201,7 +216,7 @@ def all_cases(quick=False):
             for M in ([3] if quick else [1, 5]):
                 for c in wide_cases(rng, M, N):
                     yield (T, f"wide M={M} N={N}") + c
-        for (M, N) in ([(7, 1000)] if quick else [(7, 1000), (5, 8192), (9, 64)]):
+        for (M, N) in ([(7, 1000)] if quick else [(7, 1000), (5, 8192), (9, 64), (7, 768)]):
             for c in tile_cases(rng, M, N):
                 yield (T, f"tile M={M} N={N}") + c
         for c in lang_cases(rng):
