@@ -235,11 +235,16 @@ def variant_cases():
               for sb, wp, pf in ((64, 2, 1), (64, 2, 2), (64, 2, 3), (64, 2, 4), (32, 2, 3), (64, 4, 2), (128, 1, 2))]
     pf_fwd += [(f"1pass SB={sb} WARPS={wp}", lambda *t, sb=sb, wp=wp: var.dit_fwd_1pass(*t, eps=1e-6, SB=sb, WARPS=wp))
                for sb, wp in ((64, 2), (32, 2), (128, 2), (32, 4), (64, 4))]
+    pf_fwd += [(f"wr SB={sb} ROWS={r} WARPS={wp}",
+                lambda *t, sb=sb, r=r, wp=wp: var.dit_fwd_wr(*t, eps=1e-6, SB=sb, ROWS=r, WARPS=wp))
+               for sb, r, wp in ((16, 4, 4), (32, 4, 4), (8, 4, 4), (32, 2, 2), (64, 2, 2), (16, 8, 8), (32, 8, 4))]
     pf_bwd = [(f"pf SB={sb} WARPS={wp} PF={pf}", sb, lambda *t, wp=wp, pf=pf: var.dit_bwd_pf(*t, WARPS=wp, PF=pf))
               for sb, wp, pf in ((8, 4, 1), (8, 4, 2), (8, 4, 3), (16, 2, 2), (16, 4, 2))]
     pf_bwd += [(f"rows SB={sb} ROWS={r} WARPS={wp}", sb, lambda *t, r=r, wp=wp: var.dit_bwd_rows(*t, ROWS=r, WARPS=wp))
                for sb, r, wp in ((8, 2, 4), (16, 2, 4), (8, 4, 8), (16, 4, 8), (8, 8, 16), (8, 4, 4), (16, 4, 4),
                                  (8, 8, 8), (8, 2, 2), (16, 8, 4))]
+    pf_bwd += [(f"wr SB={sb} ROWS={r} WARPS={wp}", sb, lambda *t, r=r, wp=wp: var.dit_bwd_wr(*t, ROWS=r, WARPS=wp))
+               for sb, r, wp in ((8, 4, 4), (16, 4, 4), (8, 2, 2), (16, 2, 2), (8, 8, 8))]
     yield from dit_sweep(dit, ((64, 2),), (8, 16, 32), (2, 4), tag="stdlib ", extra_fwd=rows_fwd + tile_fwd + pf_fwd,
                          extra_bwd=pf_bwd,
                          reduce_tiles=lambda sb: ((32, 8), (16, 8), (64, 8), (32, 16), (16, 16)) if sb == 8 else ((32, 8),))

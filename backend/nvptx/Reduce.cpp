@@ -301,6 +301,41 @@ Status Lowerer::lowerReduceOther(const ir::Operation& op, TV out, const ReduceAc
     }
   }
 
+  // Rows in warps, a [R, N] tile folded over its rows (column sums): each
+  // thread folds the rows it holds (same columns in every pass), the W warps'
+  // partial rows go through the scratch, and each result element folds those:
+  // W * N values in shared memory instead of R * N.
+  if (L.lanes && rank == 2 && axis == 0 && !out.layout.uniform && !out.layout.lanes) {
+    const int64_t cpr = L.chunksPerRow(), W = L.rowGroups(), N = L.rowLen, slots = L.chunks / cpr;
+    std::vector<llvm::Value*> part(static_cast<size_t>(cpr * V), id);
+    for (int64_t rr = 0; rr < slots; ++rr)
+      for (int64_t k = 0; k < cpr; ++k) {
+        const int64_t r0 = (rr * cpr + k) * V;
+        llvm::Value* valid = elemValid(L, r0);  // a padding row adds the identity
+        for (int64_t v = 0; v < V; ++v) {
+          llvm::Value* x = acc(src.regs[static_cast<size_t>(r0 + v)]);
+          if (valid) x = b.CreateSelect(valid, x, id);
+          part[k * V + v] = combine(kind, accDt, part[k * V + v], x);
+        }
+      }
+    llvm::Value* buf = scratchBegin(W * N * accBytes);
+    for (int64_t k = 0; k < cpr; ++k)
+      for (int64_t v = 0; v < V; ++v)  // element (warp, column) of the partial rows: the row-0 index plus the warp's row
+        b.CreateAlignedStore(part[k * V + v], b.CreateGEP(accTy, buf, elemIndex(L, k * V + v)), llvm::Align(accBytes));
+    barrier();
+    std::vector<llvm::Value*> res(out.regs.size());
+    for (size_t r = 0; r < out.regs.size(); ++r) {
+      llvm::Value* col = elemIndex(out.layout, static_cast<int64_t>(r));
+      if (llvm::Value* valid = elemValid(out.layout, static_cast<int64_t>(r))) col = b.CreateSelect(valid, col, i32(0));
+      llvm::Value* sum = id;  // from the identity, in row order, as the scratch path folds
+      for (int64_t g = 0; g < W; ++g)
+        sum = combine(kind, accDt, sum,
+                      b.CreateAlignedLoad(accTy, b.CreateGEP(accTy, buf, b.CreateAdd(col, i32(g * N))), llvm::Align(accBytes)));
+      res[r] = sum;
+    }
+    return finish(res);
+  }
+
   // Generic path: every element into the scratch, then a loop per result element.
   llvm::Value* buf = scratchBegin(L.elems * accBytes);
   for (size_t r = 0; r < src.regs.size(); ++r) {

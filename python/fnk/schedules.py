@@ -99,10 +99,11 @@ def rms_fwd(n, sms=132, resident=None):
 
 
 def rms_bwd(n, resident=None):
-    """Short rows several per step, in 2048-element tiles at 8 warps with 4
-    CTAs per SM (131072x512 133 us, against 149 for 4096-element tiles at 2
-    per SM and 521 one row at a time; 65536x1024 134 against 147; 32768x2048
-    116 against 148); one row per step up to
+    """Short rows several per step, in 2048-element tiles with 4 CTAs per
+    SM: at 4 warps up to 512 columns (131072x512 127 us with the rows in warps,
+    against 134 at 8 warps, 149 for 4096-element tiles at 2 per SM and 521 one
+    row at a time), at 8 beyond (65536x1024 134 against 139 at 4 and 147;
+    32768x2048 116 against 148); one row per step up to
     8192; then the cluster split, with 8 clusters per SM for clusters of up to
     8 CTAs (8192x65536: 868 us at 8, 897 at 16, 912 at 4). Slices of 16384
     columns keep dw in shared memory, with 6 CTAs per SM over the 16-CTA
@@ -111,7 +112,7 @@ def rms_bwd(n, resident=None):
     620 us). One CTA per SM for the row kernel (1, 2 and 4 per SM ran within
     1% at 32768x8192; more only add partial rows)."""
     if n <= 2048:
-        return Launch("rmsnorm_bwd_rows", rows_tile(n, 8, elems=2048), per_sm=4)
+        return Launch("rmsnorm_bwd_rows", rows_tile(n, 4 if n <= 512 else 8, elems=2048), per_sm=4)
     if n <= 8192:
         return Launch("rmsnorm_bwd", {"BLOCK_N": block(n), "WARPS": BWD_ROW_WARPS})
     c, b, warps = split(n, backward=True)
@@ -132,13 +133,14 @@ def ln_fwd(n):
 
 
 def ln_bwd(n):
-    """As the RMSNorm backward, without a split. Short rows: up to 512
-    columns in 4096-element tiles at 8 warps, 2 CTAs per SM (131072x512 160
-    us, against 175 for rms_bwd's tiles and 521 one row at a time), wider in
-    2048-element tiles at 4 warps, 4 per SM (65536x1024 148 against 160;
-    32768x2048 125 against 162; at 8 warps 177 and 224)."""
-    if n <= 512:
-        return Launch("layernorm_bwd_rows", rows_tile(n, 8), per_sm=2)
+    """As the RMSNorm backward, without a split. Short rows in 4096-element
+    tiles with 2 CTAs per SM, rows in warps: at 8 warps up to 512 columns
+    (131072x512 114 us, against 160 in the blocked layout and 521 one row at
+    a time), at 4 up to 1024 (65536x1024 121, against 149 for 2048-element
+    tiles); 2048 columns in 2048-element tiles at 4 warps, 4 per SM
+    (32768x2048 125 against 162 for two rows at 8 warps)."""
+    if n <= 1024:
+        return Launch("layernorm_bwd_rows", rows_tile(n, 8 if n <= 512 else 4), per_sm=2)
     if n <= 2048:
         return Launch("layernorm_bwd_rows", rows_tile(n, 4, elems=2048), per_sm=4)
     return Launch("layernorm_bwd", {"BLOCK_N": block(n), "WARPS": BWD_ROW_WARPS})
