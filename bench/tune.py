@@ -398,7 +398,8 @@ def wide_variant_cases(rms, var, sms):
         if N > 65536:
             # P a multiple of the clusters resident at once (7 of 16 CTAs at one CTA per SM on the
             # H200: `fnk run --bench`), so that no wave of clusters runs partly empty.
-            for c, bn, wp, ps in ((16, 16384, 16, (7, 14, 21, 28, 35, 42, 56)), (8, 32768, 32, (16, 32, 48))):
+            for c, bn, wp, ps in ((16, 16384, 16, (7, 14, 21, 28, 35, 42, 56)), (16, 16384, 32, (7, 14)),
+                                  (8, 32768, 32, (16, 32, 48))):
                 for p in ps:
                     yield (fwd, f"split CLUSTER={c} BLOCK_N={bn} WARPS={wp} P={p}", nbytes,
                            lambda x=x, w=w, y=y, rstd=rstd, c=c, bn=bn, wp=wp, p=p:
