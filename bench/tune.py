@@ -202,6 +202,20 @@ def variant_cases():
                lambda wp=wp: ln.layernorm_bwd(x, w, dyl, mean, rstd, dxl, dwp, dbp, BLOCK_N=8192, WARPS=wp))
         yield ("LayerNorm bwd 32768x8192 (dx, partials)", f"wrow WARPS={wp} P=1x", 3 * M * N * 2,
                lambda wp=wp: var.ln_bwd_wrow(x, w, dyl, mean, rstd, dxl, dwp, dbp, BLOCK_N=8192, WARPS=wp))
+    # w held in registers (stdlib) or read per row (wrow) at 4096 columns too.
+    M4, N4 = 65536, 4096
+    x4, dy4, dx4 = (torch.randn(M4, N4, device=DEV, dtype=bf) for _ in range(3))
+    w4 = torch.randn(N4, device=DEV, dtype=bf)
+    mean4, rstd4 = torch.randn(M4, device=DEV) * 0.1, torch.rand(M4, device=DEV) + 0.5
+    dwp4, dbp4 = torch.empty(sms, N4, device=DEV), torch.empty(sms, N4, device=DEV)
+    ref4 = ln_dx_ref(x4, dy4.float() * w4.float(), mean4, rstd4)
+    CHECKS[f"LayerNorm bwd {M4}x{N4} (dx, partials)"] = lambda: rel_err(dx4, ref4)
+    for wp in (8, 16):
+        yield (f"LayerNorm bwd {M4}x{N4} (dx, partials)", f"stdlib WARPS={wp} P=1x", 3 * M4 * N4 * 2,
+               lambda wp=wp: ln.layernorm_bwd(x4, w4, dy4, mean4, rstd4, dx4, dwp4, dbp4, BLOCK_N=N4, WARPS=wp))
+        yield (f"LayerNorm bwd {M4}x{N4} (dx, partials)", f"wrow WARPS={wp} P=1x", 3 * M4 * N4 * 2,
+               lambda wp=wp: var.ln_bwd_wrow(x4, w4, dy4, mean4, rstd4, dx4, dwp4, dbp4, BLOCK_N=N4, WARPS=wp))
+    del x4, dy4, dx4, ref4
     for pf in (0, 1):
         yield ("LayerNorm bwd 32768x8192 (dx, partials)", f"wl WARPS=16 PF={pf} P=1x", 3 * M * N * 2,
                lambda pf=pf: var.ln_bwd_wl(x, w, dyl, mean, rstd, dxl, dwp, dbp, WARPS=16, PF=pf))

@@ -123,6 +123,20 @@ def test_ptx_of_an_instance(rms):
         rms.rmsnorm_fwd_rows.ptx(WARPS=64)
 
 
+def test_occupancy_of_an_instance(rms):
+    """Kernel.occupancy: on a GPU, what the driver says (tests/gpu/test_torch.py
+    checks the values); without the backend or a driver, a CompileError that
+    says which is missing; bad consts fail with the located diagnostic first."""
+    try:
+        o = rms.rmsnorm_fwd_split.occupancy(BLOCK_N=4096, CLUSTER=2, WARPS=4, P=1)
+    except fnk.CompileError as e:
+        assert "the GPU backend is not part of this build" in str(e) or "no CUDA driver" in str(e)
+    else:
+        assert set(o) == {"registers", "local_bytes", "ctas_per_sm", "clusters", "sms"} and o["clusters"] >= 1
+    with pytest.raises(fnk.CompileError, match="warps must be between 1 and 32"):
+        rms.rmsnorm_fwd_split.occupancy(WARPS=64, P=1)
+
+
 def test_compile_error_carries_located_diagnostic():
     with pytest.raises(fnk.CompileError) as e:
         fnk.compile("kernel k(x: tensor<f32>[N]) {\n    let a = arange(0, 4) + arange(0, 8);\n}\n", name="bad.fnk")
