@@ -3,14 +3,16 @@
 //
 // Every tile value becomes, in each thread, the list of elements that thread
 // holds under its layout (ir/passes/Layout.h): `TV::regs[c * V + v]` is element
-// (c * T + tid) * V + v of the row-major tile, or the one value of a uniform
-// tile. Elementwise ops work register by register; ops that move elements
-// between threads (broadcast of a held tile, transpose, reductions, cluster
-// reductions) go through shared-memory scratch buffers, each use fenced by
-// bar.sync after its writes and, unless the previous use went to the other
-// buffer (scratchBegin), before them; or through warp shuffles. Index-like values
-// (arange, broadcasts and arithmetic of them with uniform values) are
-// recomputed at any element instead of moved ("remat").
+// (c * T + tid) * V + v of the row-major tile (blocked), or the layout's
+// element for rows in warps (`elemIndex` maps both), or the one value of a
+// uniform tile. Elementwise ops work register by register; ops that move
+// elements between threads (broadcast of a held tile, transpose, reductions,
+// cluster reductions) go through shared-memory scratch buffers, each use
+// fenced by bar.sync after its writes and, unless the previous use went to
+// the other buffer (scratchBegin), before them; or through warp shuffles.
+// Index-like values (arange, broadcasts and arithmetic of them with uniform
+// values) are recomputed at any element instead of moved ("remat"), and so
+// are row totals that stay in the lanes of their rows' warps (laneFolds).
 #pragma once
 #include <functional>
 #include <map>
