@@ -349,24 +349,39 @@ EVal Elaborator::builtin(const std::string& fname, CallArgs& args, SourceRange r
     if (!checkTile(dt, shape, r)) return EVal::error();
     return EVal::of(emit(OpKind::Load, r, ops, Type::tile(dt, shape), a), r);
   }
-  if (fname == "store") {
+  if (fname == "fence") {
+    if (!expect(0, 0, {})) return EVal::error();
+    builder_.create(OpKind::Fence, r, {}, {});
+    return EVal::none(r);
+  }
+  // store(ref, value) and atomic_add(ref, value), which also returns the values
+  // the memory held before: the same operands and checks.
+  if (fname == "store" || fname == "atomic_add") {
+    const bool atomic = fname == "atomic_add";
     if (!expect(2, 2, {"mask"})) return EVal::error();
     const EVal& view = args.pos[0];
     if (view.isError() || args.pos[1].isError()) return EVal::error();
     if (view.kind != EVal::Kind::View) {
-      diags_.error(view.range, "store() takes an indexed tensor or shared buffer such as y[row, cols], got " + typeStr(view));
+      diags_.error(view.range, fname + "() takes an indexed tensor or shared buffer such as y[row, cols], got " + typeStr(view));
       return EVal::error();
     }
     const Type& mt = view.value->type();
     if (mt.isTensor() && !mt.isOut) {
-      diags_.error(view.range, "cannot store to an input tensor; declare the parameter 'out'");
+      diags_.error(view.range, std::string(atomic ? "cannot add atomically to" : "cannot store to") +
+                                   " an input tensor; declare the parameter 'out'");
       return EVal::error();
     }
     DType dt = mt.dtype;
+    if (atomic && !ir::atomicAddable(dt)) {
+      diags_.error(view.range, "atomic_add() adds to i32, u32, i64, f32 or f64 memory, not " +
+                                   std::string(ir::dtypeName(dt)));
+      return EVal::error();
+    }
     ir::Value* val = toValue(args.pos[1], dt);
     if (!val) return EVal::error();
     if (val->type().dtype != dt) {
-      diags_.error(args.pos[1].range, "stored value is " + val->type().str() + " but the destination holds " +
+      diags_.error(args.pos[1].range, std::string(atomic ? "added" : "stored") + " value is " + val->type().str() +
+                                          " but the destination holds " +
                                           std::string(ir::dtypeName(dt)) + "; convert with .to(" +
                                           std::string(ir::dtypeName(dt)) + ")");
       return EVal::error();
@@ -386,7 +401,7 @@ EVal Elaborator::builtin(const std::string& fname, CallArgs& args, SourceRange r
       mask = toValue(*m);
       if (!mask) return EVal::error();
       if (mask->type().dtype != DType::I1) {
-        diags_.error(m->range, "store() mask must be bool, got " + mask->type().str());
+        diags_.error(m->range, fname + "() mask must be bool, got " + mask->type().str());
         return EVal::error();
       }
       auto s = ir::broadcastShapes(shape, mask->type().shape);
@@ -410,6 +425,11 @@ EVal Elaborator::builtin(const std::string& fname, CallArgs& args, SourceRange r
     if (mask) {
       ops.push_back(broadcastTo(mask, shape, r));
       a.set("mask", true);
+    }
+    if (atomic) {
+      a.set("kind", std::string("add"));
+      if (!checkTile(dt, shape, r)) return EVal::error();
+      return EVal::of(emit(OpKind::Atomic, r, ops, Type::tile(dt, shape), a), r);
     }
     builder_.create(OpKind::Store, r, ops, {}, a);
     return EVal::none(r);

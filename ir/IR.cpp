@@ -139,6 +139,11 @@ std::vector<int64_t> Function::cluster() const {
     if (auto* v = std::get_if<std::vector<int64_t>>(a)) return *v;
   return {1, 1, 1};
 }
+bool Function::addsAtomically(size_t param) const {
+  if (body.empty()) return false;
+  const Value* p = body.front().argument(static_cast<unsigned>(param));
+  return anyOp(body.front(), [&](const Operation& op) { return op.kind() == OpKind::Atomic && op.operand(0) == p; });
+}
 int Function::paramIndex(const std::string& n) const {
   for (size_t i = 0; i < params.size(); ++i)
     if (params[i].name == n) return static_cast<int>(i);

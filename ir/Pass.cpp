@@ -150,7 +150,8 @@ bool isPure(OpKind k) {
     // Memory, allocation (each alloc is a distinct buffer), synchronization,
     // collectives (every CTA of the cluster must take part), control flow and
     // terminators.
-    case OpKind::Load: case OpKind::Store: case OpKind::SharedAlloc: case OpKind::Barrier:
+    case OpKind::Load: case OpKind::Store: case OpKind::Atomic: case OpKind::SharedAlloc: case OpKind::Barrier:
+    case OpKind::Fence:
     case OpKind::ClusterSync: case OpKind::ClusterReduce: case OpKind::For: case OpKind::If:
     case OpKind::Yield: case OpKind::LaunchCheck: case OpKind::LaunchGrid: case OpKind::Return:
       return false;

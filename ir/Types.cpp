@@ -31,6 +31,9 @@ std::optional<DType> parseDType(std::string_view name) {
 }
 bool isFloat(DType t) { return info(t).isFloat; }
 bool isInt(DType t) { return !info(t).isFloat; }
+bool atomicAddable(DType t) {
+  return t == DType::I32 || t == DType::U32 || t == DType::I64 || t == DType::F32 || t == DType::F64;
+}
 bool isSigned(DType t) { return info(t).isSigned; }
 int bitWidth(DType t) { return info(t).bits; }
 int byteSize(DType t) { return t == DType::I1 ? 1 : info(t).bits / 8; }

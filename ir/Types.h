@@ -16,6 +16,8 @@ enum class DType : uint8_t { I1, I8, I16, I32, I64, U8, U32, F16, BF16, F32, F64
 std::string_view dtypeName(DType t);
 std::optional<DType> parseDType(std::string_view name);  // accepts "bool" for i1
 bool isFloat(DType t);
+/// The memory dtypes tile.atomic adds to (what the GPU's atom.add takes).
+bool atomicAddable(DType t);
 bool isInt(DType t);  // includes i1
 bool isSigned(DType t);
 int bitWidth(DType t);

@@ -52,10 +52,12 @@ public:
       case OpKind::Reduce: reduce(op); return;
       case OpKind::Load: load(op); return;
       case OpKind::Store: store(op); return;
+      case OpKind::Atomic: atomic(op); return;
       case OpKind::SharedAlloc:
         if (!op.result()->type().isShared()) fail(op, "result must be a shared buffer, got " + str(op.result()->type()));
         return;
       case OpKind::Barrier:
+      case OpKind::Fence:
       case OpKind::ClusterSync: return;  // no operands, no results: arity says it all
       case OpKind::ClusterRank:
       case OpKind::ClusterSize:
@@ -329,6 +331,17 @@ public:
       auto b = broadcastShapes(op.operand(next + 1)->type().shape, shape);
       if (!b || *b != shape) fail(op, "mask " + str(op.operand(next + 1)->type()) + " does not broadcast to " + shapeStr(shape));
     }
+  }
+  /// tile.atomic: a store's operands (memory, indices, value, [mask]) and a
+  /// result of the old values, of the value's type; adds to a few dtypes.
+  void atomic(const Operation& op) {
+    if (!symbolAttr(op, "kind", {"add"})) return;
+    const Type& mem = op.operand(0)->type();
+    if (mem.isMemory() && !atomicAddable(mem.dtype))
+      return void(fail(op, "adds to i32, u32, i64, f32 or f64 memory, not " + str(mem)));
+    store(op);
+    const unsigned value = 1 + static_cast<unsigned>(mem.rank());
+    if (value < op.numOperands()) resultIs(op, op.operand(value)->type());
   }
   void clusterReduce(const Operation& op) {
     if (!tileOperand(op, 0) || !symbolAttr(op, "kind", {"sum", "max", "min"})) return;

@@ -73,14 +73,19 @@ Status runGpu(const ir::Function& fn, std::vector<interp::Arg>& args, const GpuR
   };
   double traffic = 0;
   std::vector<uint8_t> host;
+  // Outputs start poisoned, but those the kernel adds to atomically start as
+  // given (zeros from `fnk run`); --check runs the interpreter from the same.
+  std::vector<HostArray> initial(fn.params.size());
   for (size_t i = 0; i < fn.params.size(); ++i) {
     if (!fn.params[i].type.isTensor()) continue;
     HostArray* a = std::get<HostArray*>(args[i]);
+    const bool poison = fn.params[i].type.isOut && !fn.addsAtomically(i);
+    if (fn.params[i].type.isOut && !poison) initial[i] = *a;
     bytes[i] = a->data.size() * static_cast<size_t>(elementBytes(a->dtype));
     traffic += static_cast<double>(bytes[i]);
     Status s = dev->alloc(bytes[i], bufs[i]);
-    if (s && fn.params[i].type.isOut) s = dev->fill(bufs[i], 0xFF, bytes[i]);  // poison: NaN / -1
-    if (s && !fn.params[i].type.isOut) {
+    if (s && poison) s = dev->fill(bufs[i], 0xFF, bytes[i]);  // NaN / -1
+    if (s && !poison) {
       toDevice(*a, host);
       s = dev->copyToDevice(bufs[i], host.data(), bytes[i]);
     }
@@ -134,7 +139,7 @@ Status runGpu(const ir::Function& fn, std::vector<interp::Arg>& args, const GpuR
     std::vector<interp::Arg> refArgs = args;
     for (size_t i = 0; i < fn.params.size(); ++i)
       if (fn.params[i].type.isOut) {
-        refs[i] = *std::get<HostArray*>(args[i]);
+        refs[i] = fn.addsAtomically(i) ? initial[i] : *std::get<HostArray*>(args[i]);
         refArgs[i] = &refs[i];
       }
     interp::RunOptions ro;

@@ -236,9 +236,11 @@ Status Evaluator::execOp(const ir::Operation& op) {
     case ir::OpKind::Fma: return execElementwise(op);
     case ir::OpKind::Reduce: return execReduce(op);
     case ir::OpKind::Load: return execLoad(op);
-    case ir::OpKind::Store: return execStore(op);
+    case ir::OpKind::Store:
+    case ir::OpKind::Atomic: return execStore(op);
     case ir::OpKind::SharedAlloc: return execSharedAlloc(op);
-    case ir::OpKind::Barrier: return needCta(op);  // a CTA runs tile ops in program order
+    case ir::OpKind::Barrier:
+    case ir::OpKind::Fence: return needCta(op);  // a CTA runs tile ops in program order, clusters one by one
     case ir::OpKind::ClusterSync:
     case ir::OpKind::ClusterReduce: return execCluster(op);
     case ir::OpKind::For: return execFor(op);

@@ -233,7 +233,7 @@ Status runImpl(const ir::Function& fn, const std::vector<Arg>& args, const RunOp
 
   if (opts.poisonOutputs)
     for (size_t i = 0; i < fn.params.size(); ++i)
-      if (fn.params[i].type.isTensor() && fn.params[i].type.isOut) {
+      if (fn.params[i].type.isTensor() && fn.params[i].type.isOut && !fn.addsAtomically(i)) {
         HostTensor* t = std::get<HostTensor*>(args[i]);
         std::fill(t->data.begin(), t->data.end(), poisonValue(t->dtype));
       }

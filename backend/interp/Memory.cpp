@@ -1,5 +1,7 @@
 // Memory and cluster ops of the evaluator: tile.load / tile.store on global
 // tensors and shared buffers, gpu.shared_alloc, and the cluster collectives.
+#include <mutex>
+
 #include "backend/interp/Cluster.h"
 #include "backend/interp/Eval.h"
 #include "support/Float.h"
@@ -63,7 +65,10 @@ Status Evaluator::execLoad(const ir::Operation& op) {
 }
 
 // Invalid elements (out of bounds or masked off) are skipped, so a store
-// needs no explicit bounds mask.
+// needs no explicit bounds mask. tile.atomic is a store that adds the value
+// to what the memory holds, element by element in row-major order (repeated
+// indices add up), and returns the values it found there (0 where invalid);
+// the CTAs of a cluster, which run as threads, take turns.
 Status Evaluator::execStore(const ir::Operation& op) {
   if (Status s = needCta(op); !s) return s;
   Memory* m;
@@ -95,12 +100,27 @@ Status Evaluator::execStore(const ir::Operation& op) {
   const double* value = p[1 + r];
   const double* mask = hasMask ? p[2 + r] : nullptr;
   const ir::DType dt = m->dtype;
-  for (int64_t e = 0; e < n; ++e) {
-    int64_t off = 0;
-    bool valid = (!mask || mask[e] != 0) && elementOffset(*m, &p[1], e, off);
-    if (valid) m->data[off] = roundToDType(value[e], dt);
+  if (op.kind() == ir::OpKind::Store) {
+    for (int64_t e = 0; e < n; ++e) {
+      int64_t off = 0;
+      bool valid = (!mask || mask[e] != 0) && elementOffset(*m, &p[1], e, off);
+      if (valid) m->data[off] = roundToDType(value[e], dt);
+    }
+    return Status::ok();
   }
-  return Status::ok();
+  if (op.attrs().getStr("kind") != "add") return opError(op, "unknown kind '" + op.attrs().getStr("kind") + "'");
+  Tile old{shape, std::vector<double>(static_cast<size_t>(n), 0.0)};
+  {
+    static std::mutex turns;
+    std::lock_guard<std::mutex> lock(turns);
+    for (int64_t e = 0; e < n; ++e) {
+      int64_t off = 0;
+      if (!(!mask || mask[e] != 0) || !elementOffset(*m, &p[1], e, off)) continue;
+      old.data[e] = m->data[off];
+      m->data[off] = roundToDType(m->data[off] + value[e], dt);
+    }
+  }
+  return setResult(op, 0, std::move(old));
 }
 
 // A buffer is allocated (and poisoned) the first time its op runs in a CTA

@@ -268,7 +268,7 @@ const TV& Lowerer::tile(const ir::Value* v) {
 namespace {
 void collectWritten(const ir::Block& blk, std::unordered_set<const ir::Value*>& out) {
   ir::forEachOp(blk, [&](const ir::Operation& op) {
-    if (op.kind() == ir::OpKind::Store) out.insert(op.operand(0));
+    if (op.kind() == ir::OpKind::Store || op.kind() == ir::OpKind::Atomic) out.insert(op.operand(0));
   });
 }
 }  // namespace
@@ -630,8 +630,10 @@ Status Lowerer::lowerOp(const ir::Operation& op) {
     case ir::OpKind::Reduce: return lowerReduce(op);
     case ir::OpKind::Load: return lowerLoad(op);
     case ir::OpKind::Store: return lowerStore(op);
+    case ir::OpKind::Atomic: return lowerAtomic(op);
     case ir::OpKind::SharedAlloc: return lowerSharedAlloc(op);
     case ir::OpKind::Barrier: barrier(); return Status::ok();
+    case ir::OpKind::Fence: ptx("fence.acq_rel.gpu;", "~{memory}", b.getVoidTy(), {}); return Status::ok();
     case ir::OpKind::ClusterRank:
     case ir::OpKind::ClusterSize:
     case ir::OpKind::ClusterSync:

@@ -236,6 +236,9 @@ public:
   // --- memory (Memory.cpp) ------------------------------------------------------
   Status lowerLoad(const ir::Operation& op);
   Status lowerStore(const ir::Operation& op);
+  /// tile.atomic: atom.add per valid element, the old values as the result;
+  /// of a uniform tile, by thread 0, its result broadcast through scratch.
+  Status lowerAtomic(const ir::Operation& op);
   Status lowerSharedAlloc(const ir::Operation& op);
   // --- cluster (Cluster.cpp) ------------------------------------------------------
   Status lowerCluster(const ir::Operation& op);

@@ -384,6 +384,66 @@ Status Lowerer::lowerStore(const ir::Operation& op) {
   return Status::ok();
 }
 
+// Per valid element an atomic add (atom.add, relaxed, device scope: the
+// fence op orders it against other accesses) whose old value joins the
+// result; an invalid element gives 0. A uniform tile (one element) is added
+// by thread 0 and its old value reaches the other threads through scratch.
+Status Lowerer::lowerAtomic(const ir::Operation& op) {
+  auto mit = mems.find(op.operand(0));
+  if (mit == mems.end()) return fail(op, "memory operand is not lowered");
+  if (op.attrs().getStr("kind") != "add") return fail(op, "unknown kind '" + op.attrs().getStr("kind") + "'");
+  const Mem& mem = mit->second;
+  const size_t rank = mem.dims.size();
+  const std::vector<int64_t>& shape = op.result()->type().shape;
+  Access a;
+  a.mem = &mem;
+  for (size_t d = 0; d < rank; ++d) a.idx.push_back(broadcastTo(op.operand(static_cast<unsigned>(1 + d)), shape));
+  TV maskTV;
+  if (op.attrs().getBool("mask")) maskTV = broadcastTo(op.operand(static_cast<unsigned>(2 + rank)), shape), a.mask = &maskTV;
+  const TV val = broadcastTo(op.operand(static_cast<unsigned>(1 + rank)), shape);
+  llvm::Type* ty = memType(mem.dtype);
+  const auto align = llvm::Align(mod.getDataLayout().getTypeAllocSize(ty));
+  const bool isFp = ir::isFloat(mem.dtype);
+  TV out = makeTV(op.result()->type());
+  llvm::Value* only0 = val.layout.uniform ? b.CreateICmpEQ(tid, i32(0)) : nullptr;
+  for (size_t r = 0; r < out.regs.size(); ++r) {
+    llvm::Value *valid, *off;
+    elementAddress(*this, a, r, valid, off);
+    valid = andAll(andAll(valid, elemValid(val.layout, static_cast<int64_t>(r))), only0);
+    if (a.mask) valid = andAll(valid, a.mask->regs[a.mask->layout.uniform ? 0 : r]);
+    llvm::Value* v = val.regs[val.layout.uniform ? 0 : r];
+    auto add = [&] {
+      return b.CreateAtomicRMW(isFp ? llvm::AtomicRMWInst::FAdd : llvm::AtomicRMWInst::Add,
+                               b.CreateGEP(ty, mem.base, off), v, align, llvm::AtomicOrdering::Monotonic);
+    };
+    if (!valid) {
+      out.regs[r] = add();
+      continue;
+    }
+    llvm::BasicBlock* pre = b.GetInsertBlock();
+    llvm::BasicBlock* doBB = llvm::BasicBlock::Create(ctx, "atom", kernel);
+    llvm::BasicBlock* done = llvm::BasicBlock::Create(ctx, "atom.done", kernel);
+    b.CreateCondBr(valid, doBB, done);
+    b.SetInsertPoint(doBB);
+    llvm::Value* old = add();
+    llvm::BasicBlock* doEnd = b.GetInsertBlock();
+    b.CreateBr(done);
+    b.SetInsertPoint(done);
+    llvm::PHINode* phi = b.CreatePHI(ty, 2);
+    phi->addIncoming(old, doEnd);
+    phi->addIncoming(llvm::Constant::getNullValue(ty), pre);
+    out.regs[r] = phi;
+  }
+  if (only0) {  // thread 0's old value, to every thread
+    llvm::Value* buf = scratchBegin(static_cast<int64_t>(align.value()));
+    emitIf(only0, [&] { b.CreateAlignedStore(out.regs[0], buf, align); });
+    barrier();
+    out.regs[0] = b.CreateAlignedLoad(ty, buf, align);
+  }
+  tiles[op.result()] = out;
+  return Status::ok();
+}
+
 // Rows in warps: row j * W + warp of the value is in every lane of this
 // thread's warp; lane 0 stores it, its indices (and mask) recomputed there.
 Status Lowerer::lowerLaneStore(const ir::Operation& op, const Mem& mem) {

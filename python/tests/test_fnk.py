@@ -214,3 +214,43 @@ kernel k(a: tensor<f32>[N], c: tensor<f32>[M, N], y: out tensor<f32>[M, N], z: o
     exact = a.astype(np.float64) * 3 + c.astype(np.float64)
     np.testing.assert_array_equal(y, exact.astype(np.float32))  # one rounding: the f32 nearest the exact value
     np.testing.assert_array_equal(z, np.arange(8) * 3 + 1)
+
+
+def test_atomics_in_the_interpreter():
+    """atomic_add: repeated indices add up, masked and out-of-bounds elements
+    are skipped, the tensor's contents on entry count (it is not poisoned
+    like other outputs), the old values come back, and the CTA that takes
+    the last ticket sees every other CTA's additions (tests/gpu/lang.fnk's
+    lang_atomic; the GPU runs the same kernel in tests/gpu/cases.py)."""
+    m = fnk.load(REPO / "tests" / "gpu" / "lang.fnk")
+    r = np.random.default_rng(3)
+    M, G, NB = 13, 4, 16
+    x = r.standard_normal((M, 64)).astype(np.float32)
+    bins = r.integers(0, NB, (M, 64)).astype(np.int32)
+    hist = np.full(NB, 0.5, np.float32)  # the contents on entry count
+    count, total = np.zeros(NB, np.int32), np.zeros(1, np.float32)
+    ticket, mean, seen = np.zeros(1, np.int32), np.zeros(1, np.float32), np.zeros(G, np.int32)
+    m.lang_atomic(x, bins, hist, count, total, ticket, mean, seen)
+    ref = np.full(NB, 0.5)
+    np.add.at(ref, bins, x.astype(np.float64))
+    np.testing.assert_allclose(hist, ref, rtol=1e-5, atol=1e-5)
+    assert (count == np.bincount(bins.ravel(), minlength=NB)).all()
+    assert ticket[0] == G and list(seen) == [256, 256, 256, 64]
+    np.testing.assert_allclose(total[0], x.sum(dtype=np.float64), rtol=1e-5)
+    np.testing.assert_allclose(mean[0], x.mean(dtype=np.float64), rtol=1e-5)
+
+
+def test_atomic_add_returns_the_old_values():
+    k = fnk.compile("""
+kernel k(c: out tensor<i32>[N], old: out tensor<i32>[N, 4]) launch(grid = 1) {
+    let i = arange(0, 4);
+    store(old[0, i], atomic_add(c[i * 0], 1));
+    store(old[1, i], atomic_add(c[i], 10, mask = i < 2));
+    store(old[2, i], atomic_add(c[i + N - 1], 100));
+}
+""", name="old.fnk")
+    c = np.array([1, 2, 3], np.int32)
+    old = np.zeros((3, 4), np.int32)
+    k.k(c, old)
+    assert old.tolist() == [[1, 2, 3, 4], [5, 2, 0, 0], [3, 0, 0, 0]]
+    assert c.tolist() == [15, 12, 103]

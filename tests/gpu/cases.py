@@ -195,6 +195,9 @@ def lang_cases(rng):
     yield (f, "lang_control", {"x": rng.standard_normal((7, 300))}, ["y", "s"], {}, {})
     yield (f, "lang_grid3", {"x": rng.standard_normal((2, 3, 5))}, ["y"], {}, {})
     yield (f, "lang_cluster", {"x": rng.standard_normal((6, 64))}, ["y", "z", "s"], {}, {})
+    # Atomics: M = 13 rows over G = 4 CTAs, the last ragged; 16 bins (i32 input).
+    yield (f, "lang_atomic", {"x": rng.standard_normal((13, 64)), "bins": rng.integers(0, 16, (13, 64))},
+           ["hist", "count", "total", "ticket", "mean", "seen"], {}, {"NB": 16, "G": 4})
     yield (f, "lang_big_shared", {"x": rng.standard_normal(40000)}, ["y"], {}, {})   # 128 KiB: dynamic
     yield (f, "lang_big_shared", {"x": rng.standard_normal(3000)}, ["y"], {}, {}, {"SIZE": 1024})  # static
 

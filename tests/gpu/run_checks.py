@@ -23,7 +23,7 @@ def run_case(fnk, root, outdir, idx, case):
         cmd += ["-D", f"{name}={v}"]
     for name, a in ins.items():
         p = os.path.join(d, name + ".npy")
-        np.save(p, a.astype(np.float32))
+        np.save(p, a.astype(np.int32 if a.dtype.kind in "iu" else np.float32))  # i32 tensors take i32 data
         cmd += ["--in", f"{name}={p}"]
     for name in outs:
         cmd += ["--out", f"{name}={os.path.join(d, name + '_out.npy')}"]
