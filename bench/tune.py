@@ -348,6 +348,19 @@ def rows_variant_cases(rms, var, sms):
                 yield (wl, f"pf WARPS={wp} P={p} PF={pf}", nbytes,
                        lambda x=x, w=w, dy=dy, rstd=rstd, dx=dx, part=part, wp=wp, pf=pf:
                        var.rms_bwd_pf(x, w, dy, rstd, dx, part, WARPS=wp, PF=pf))
+        if N == 8192:  # dw summed in the same kernel (atomics, a last-CTA ticket) against two kernels
+            dwb = torch.empty(N, device=DEV, dtype=bf)
+            part2 = torch.empty(sms, N, device=DEV)
+            dw_ref = (dy.float() * x.float() * rstd[:, None]).sum(0)
+            CHECKS[wl + " + dw"] = lambda dx=dx, ref=ref, dwb=dwb, dw_ref=dw_ref: max(rel_err(dx, ref), rel_err(dwb, dw_ref))
+            yield (wl + " + dw", f"two kernels WARPS=16 P={sms}", nbytes,
+                   lambda x=x, w=w, dy=dy, rstd=rstd, dx=dx, part2=part2, dwb=dwb:
+                   (rms.rmsnorm_bwd(x, w, dy, rstd, dx, part2, BLOCK_N=8192, WARPS=16), rms.rmsnorm_bwd_dw(part2, dwb)))
+            acc, ticket = torch.zeros(N, device=DEV), torch.zeros(1, device=DEV, dtype=torch.int32)
+            for wp in (16, 8):
+                yield (wl + " + dw", f"fused WARPS={wp} P={sms}", nbytes,
+                       lambda x=x, w=w, dy=dy, rstd=rstd, dx=dx, dwb=dwb, acc=acc, ticket=ticket, wp=wp:
+                       var.rms_bwd_fused(x, w, dy, rstd, dx, dwb, acc, ticket, BLOCK_N=8192, WARPS=wp, P=sms))
         if N == 8192:  # split over a cluster: more rows in flight per SM
             for c, bn, wp, per_sm in ((2, 4096, 8, 1), (2, 4096, 8, 2), (2, 4096, 16, 1), (4, 2048, 8, 2), (4, 2048, 4, 4)):
                 part = torch.empty(max(1, per_sm * sms // c), N, device=DEV)

@@ -254,3 +254,24 @@ kernel k(c: out tensor<i32>[N], old: out tensor<i32>[N, 4]) launch(grid = 1) {
     k.k(c, old)
     assert old.tolist() == [[1, 2, 3, 4], [5, 2, 0, 0], [3, 0, 0, 0]]
     assert c.tolist() == [15, 12, 103]
+
+
+def test_one_kernel_backward_with_a_ticket():
+    """bench/variants.fnk's rms_bwd_fused: dx per row and dw summed over the
+    CTAs in the same kernel (atomic adds, then the CTA with the last ticket
+    writes dw and zeroes its workspace): NumPy's answer on two calls in a
+    row, the second from the workspace the first left."""
+    v = fnk.load(REPO / "bench" / "variants.fnk")
+    r = np.random.default_rng(4)
+    M, N = 37, 1000
+    x, w, dy = (r.standard_normal(s).astype(np.float32) for s in ((M, N), N, (M, N)))
+    rstd = (1 / np.sqrt((x.astype(np.float64) ** 2).mean(axis=1) + 1e-6)).astype(np.float32)
+    acc, ticket = np.zeros(N, np.float32), np.zeros(1, np.int32)
+    g = dy.astype(np.float64) * w
+    ref_dx = g * rstd[:, None] - x * ((g * x).sum(axis=1) * rstd.astype(np.float64) ** 3 / N)[:, None]
+    for _ in range(2):
+        dx, dw = np.full_like(x, np.nan), np.full(N, np.nan, np.float32)
+        v.rms_bwd_fused(x, w, dy, rstd, dx, dw, acc, ticket, BLOCK_N=1024, WARPS=4, P=5, T="f32")
+        np.testing.assert_allclose(dx, ref_dx, rtol=1e-4, atol=1e-4)
+        np.testing.assert_allclose(dw, (dy * x * rstd[:, None].astype(np.float64)).sum(axis=0), rtol=1e-4, atol=1e-4)
+        assert not acc.any() and ticket[0] == 0

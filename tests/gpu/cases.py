@@ -195,6 +195,10 @@ def lang_cases(rng):
     yield (f, "lang_control", {"x": rng.standard_normal((7, 300))}, ["y", "s"], {}, {})
     yield (f, "lang_grid3", {"x": rng.standard_normal((2, 3, 5))}, ["y"], {}, {})
     yield (f, "lang_cluster", {"x": rng.standard_normal((6, 64))}, ["y", "z", "s"], {}, {})
+    # The one-kernel RMSNorm backward (bench/variants.fnk): dw by atomics and a ticket.
+    xr, dyr = rng.standard_normal((37, 1000)), rng.standard_normal((37, 1000))
+    yield ("bench/variants.fnk", "rms_bwd_fused", {"x": xr, "w": rng.standard_normal(1000), "dy": dyr, "rstd": _rstd(xr)},
+           ["dx", "dw", "acc", "ticket"], {}, {}, {"BLOCK_N": 1024, "WARPS": 4, "P": 5})
     # Atomics: M = 13 rows over G = 4 CTAs, the last ragged; 16 bins (i32 input).
     yield (f, "lang_atomic", {"x": rng.standard_normal((13, 64)), "bins": rng.integers(0, 16, (13, 64))},
            ["hist", "count", "total", "ticket", "mean", "seen"], {}, {"NB": 16, "G": 4})
