@@ -80,12 +80,17 @@ def rows_tile(n, warps, elems=4096):
 
 
 def rms_fwd(n, sms=132, resident=None):
-    """Short rows several per CTA (rows_tile); rmsnorm_fwd_row up to 8192
+    """Short rows several per CTA (rows_tile: 4096 elements at 4 warps; from
+    257 to 1024 columns 8192 at 8 warps, one row per warp twice over: 131072x512
+    69.4 us against 71.4, 65536x1024 70.2 against 70.6, with the rows in
+    warps); rmsnorm_fwd_row up to 8192
     columns (x read again after the reduction: 96% of the copy bandwidth at
     32768x8192), then the cluster split, whose P clusters walk the rows: 12
     CTAs per SM in clusters of 8 (8192x65536: 564 us; 8 per SM 579, 4 641), 6
     in clusters of 16 (1024x262144: 309 us; 4 per SM 313, 3 334, 2 366), or
     for those, the clusters resident at once (_resident_grid: 299 us)."""
+    if 256 < n <= 1024:
+        return Launch("rmsnorm_fwd_rows", rows_tile(n, 8, elems=8192))
     if n <= 2048:
         return Launch("rmsnorm_fwd_rows", rows_tile(n, 4))
     if n <= 8192:
