@@ -43,7 +43,7 @@ options:
   --resource-usage       with a GPU --emit: print the assembler's report of the
                          kernel's registers, spills and shared memory (stderr)
   --list-passes          list the passes of the pipeline
-  -o FILE                write the output to FILE instead of stdout
+  -o FILE                write the output to FILE instead of stdout (- for stdout)
   -h, --help             show this help
   --version              show the version
 )";
@@ -154,7 +154,7 @@ int compile(Options& o) {
   auto finish = [&](bool ok) {
     diags.print(std::cerr);
     if (!ok || diags.hasErrors()) return 1;
-    if (o.output.empty()) {
+    if (o.output.empty() || o.output == "-") {
       std::cout << out.str();
       return 0;
     }
