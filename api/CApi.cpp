@@ -219,6 +219,19 @@ int32_t runOnCpu(const ir::Function& fn, const fnk_arg* args, int32_t nArgs, cha
 }
 
 #ifdef FNK_HAVE_GPU
+/// The module's loaded kernel for instance `fn`: compiled (through the disk
+/// cache) and loaded on the first use, kept for the module's life.
+Status loadedKernel(fnk_module& m, const ir::Function& fn, rt::Device& dev, const rt::Kernel*& out) {
+  auto it = m.loaded.find(&fn);
+  if (it == m.loaded.end()) {
+    rt::Kernel k;
+    if (Status s = rt::compileAndLoad(fn, dev, k); !s) return s;
+    it = m.loaded.emplace(&fn, k).first;
+  }
+  out = &it->second;
+  return Status::ok();
+}
+
 /// Device tensors are used in place: they must hold the parameter's dtype,
 /// be row-major contiguous and aligned to their element size (the kernel ABI,
 /// backend/nvptx/Abi.h). Nothing is copied; the launch goes on `stream`.
@@ -248,14 +261,9 @@ int32_t runOnGpu(fnk_module& m, const ir::Function& fn, const fnk_arg* args, int
   });
   std::vector<interp::Arg> bound;
   if (!ok || finishBinding(binder, bound, error)) return 1;
-  Status s = Status::ok();
-  auto it = m.loaded.find(&fn);
-  if (it == m.loaded.end()) {
-    rt::Kernel k;
-    s = rt::compileAndLoad(fn, *dev, k);
-    if (s) it = m.loaded.emplace(&fn, k).first;
-  }
-  if (s) s = rt::launch(*dev, fn, it->second, bound, bufs, stream);
+  const rt::Kernel* k = nullptr;
+  Status s = loadedKernel(m, fn, *dev, k);
+  if (s) s = rt::launch(*dev, fn, *k, bound, bufs, stream);
   if (!s) {
     setError(error, s.message());
     return 1;
@@ -372,18 +380,14 @@ char* fnk_kernel_occupancy(fnk_module* m, const char* kernel, const char* const*
 #ifdef FNK_HAVE_GPU
     rt::Device* dev = nullptr;
     if (Status s = rt::Device::open(dev); !s) return s;
-    auto it = m->loaded.find(&f);
-    if (it == m->loaded.end()) {
-      rt::Kernel k;
-      if (Status s = rt::compileAndLoad(f, *dev, k); !s) return s;
-      it = m->loaded.emplace(&f, k).first;
-    }
+    const rt::Kernel* k = nullptr;
+    if (Status s = loadedKernel(*m, f, *dev, k); !s) return s;
     // One cluster's worth of CTAs: the driver's count does not depend on the grid beyond that.
     std::vector<int64_t> c = f.cluster();
     c.resize(3, 1);
     const unsigned cluster[3] = {static_cast<unsigned>(c[0]), static_cast<unsigned>(c[1]), static_cast<unsigned>(c[2])};
     rt::Occupancy o;
-    if (Status s = dev->occupancy(it->second, cluster, static_cast<unsigned>(32 * f.warps()), cluster, o); !s) return s;
+    if (Status s = dev->occupancy(*k, cluster, static_cast<unsigned>(32 * f.warps()), cluster, o); !s) return s;
     std::ostringstream os;
     os << "{\"registers\":" << o.registers << ",\"local_bytes\":" << o.localBytes << ",\"ctas_per_sm\":" << o.ctasPerSm
        << ",\"clusters\":" << o.clusters << ",\"sms\":" << o.sms << "}";
