@@ -216,6 +216,9 @@ public:
   bool laneRematable(const ir::Value* v, int depth = 0);
   /// Whether `v` is computed from a lane-held reduction (its registers are poison).
   bool laneDerived(const ir::Value* v, int depth = 0);
+  /// Whether every use of `v` (a row total or a value computed from one, of
+  /// the reduction's row count) is one laneReduce accepts; `rowsShape` is the
+  /// reduced tile's shape, the only one a broadcast back may have.
   bool laneUsesOk(const ir::Value* v, const std::vector<int64_t>& rowsShape, int depth = 0);
   enum class LaneState { Pending, Yes, No };
   std::unordered_map<const ir::Operation*, LaneState> laneCache_;

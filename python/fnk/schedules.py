@@ -81,9 +81,8 @@ def rows_tile(n, warps, elems=4096):
 
 def rms_fwd(n, sms=132, resident=None):
     """Short rows several per CTA (rows_tile: 4096 elements at 4 warps; from
-    257 to 1024 columns 8192 at 8 warps, one row per warp twice over: 131072x512
-    69.4 us against 71.4, 65536x1024 70.2 against 70.6, with the rows in
-    warps); rmsnorm_fwd_row up to 8192
+    257 to 1024 columns 8192 at 8 warps, rows in warps: 131072x512 69.4 us
+    against 71.4, 65536x1024 70.2 against 70.6); rmsnorm_fwd_row up to 8192
     columns (x read again after the reduction: 96% of the copy bandwidth at
     32768x8192), then the cluster split, whose P clusters walk the rows: 12
     CTAs per SM in clusters of 8 (8192x65536: 564 us; 8 per SM 579, 4 641), 6
@@ -108,8 +107,8 @@ def rms_bwd(n, resident=None):
     SM: at 4 warps up to 512 columns (131072x512 127 us with the rows in warps,
     against 134 at 8 warps, 149 for 4096-element tiles at 2 per SM and 521 one
     row at a time), at 8 beyond (65536x1024 134 against 139 at 4 and 147;
-    32768x2048 116 against 148); one row per step up to
-    8192; then the cluster split, with 8 clusters per SM for clusters of up to
+    32768x2048 116 against 148); one row per step up to 8192; then the
+    cluster split, with 8 clusters per SM for clusters of up to
     8 CTAs (8192x65536: 868 us at 8, 897 at 16, 912 at 4). Slices of 16384
     columns keep dw in shared memory, with 6 CTAs per SM over the 16-CTA
     clusters (1024x262144: 639 us, against 661 at 4 and 668 at 8, and 900 for
