@@ -158,6 +158,12 @@ TEST(IRVerifier, ReportsEachRule) {
        "10:3: tile.load result type f32 does not match expected tile<f32>[4]"},
       // store
       {"  tile.store %x, %n, %n, %f\n", "9:3: store to input tensor '%x'"},
+      // atomic: a store's operands, its value's type as the result, kind add
+      {"  %1 = tile.atomic %x, %n, %n, %f {kind = \"add\"} : f32\n", "9:3: store to input tensor '%x'"},
+      {"  %1 = tile.atomic %y, %n, %n, %f {kind = \"add\"} : i32\n",
+       "9:3: tile.atomic result type i32 does not match expected f32"},
+      {"  %1 = tile.atomic %y, %n, %n, %f {kind = \"max\"} : f32\n",
+       "9:3: tile.atomic has invalid kind 'max' (expected one of add)"},
       {"  tile.store %y, %n, %n, %n\n",
        "9:3: tile.store value i32 must be f32 (dtype of out tensor<f32>[N, 64], shape of the indices)"},
       {"  %1 = tile.constant {value = 0.0} : tile<f32>[2]\n  tile.store %y, %n, %n, %1\n",
@@ -206,6 +212,19 @@ TEST(IRVerifier, ReportsEachRule) {
     std::string errs = r->errors();
     EXPECT_NE(errs.find(std::string(c.error) + "\n"), std::string::npos) << errs;
   }
+}
+
+TEST(IRVerifier, AtomicsAddToFewDtypes) {
+  const std::string head =
+      "module @m\n\nkernel @k(%y: out tensor<f32>[N], %h: out tensor<bf16>[N], %n: i32, %f: f32, %b: bf16)\n"
+      "launch {\n  %0 = tile.constant {value = 1} : i32\n  func.launch_grid %n, %0, %0\n}\nbody {\n";
+  auto ok = check(head + "  %1 = tile.atomic %y, %n, %f {kind = \"add\"} : f32\n  gpu.fence\n  func.return\n}\n");
+  EXPECT_TRUE(ok->ok) << ok->errors();
+  auto bad = check(head + "  %1 = tile.atomic %h, %n, %b {kind = \"add\"} : bf16\n  func.return\n}\n");
+  EXPECT_FALSE(bad->ok);
+  EXPECT_NE(bad->errors().find("9:3: tile.atomic adds to i32, u32, i64, f32 or f64 memory, not out tensor<bf16>[N]\n"),
+            std::string::npos)
+      << bad->errors();
 }
 
 TEST(IRVerifier, ChecksKernelStructure) {
