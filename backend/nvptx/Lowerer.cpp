@@ -331,6 +331,14 @@ int64_t asyncPushPairs(const ir::Function& fn) {
   return countScalarClusterReduces(fn.body.front());
 }
 
+bool needsPtx81(const ir::Function& fn) {
+  if (asyncPushPairs(fn) > 0) return true;
+  bool atomics = false;
+  if (!fn.body.empty())
+    ir::forEachOp(fn.body.front(), [&](const ir::Operation& o) { atomics |= o.kind() == ir::OpKind::Atomic; });
+  return atomics;
+}
+
 Status Lowerer::run() {
   std::vector<llvm::Type*> params;
   std::vector<AbiSlot> abi = kernelAbi(fn);

@@ -313,4 +313,9 @@ private:
 /// PTX ISA 8.1 (st.async) only when this is nonzero.
 int64_t asyncPushPairs(const ir::Function& fn);
 
+/// Whether fn needs PTX ISA 8.1: the st.async push (asyncPushPairs), or an
+/// atomic add, whose vector form (red.global.add.v4.f32) is 8.1. Other kernels
+/// stay at 8.0, so that their PTX does not change.
+bool needsPtx81(const ir::Function& fn);
+
 }  // namespace fnk::nvptx::detail

@@ -49,7 +49,7 @@ Status makeTarget(const TargetOptions& opts, bool ptx81, std::unique_ptr<llvm::T
   const llvm::Target* target = llvm::TargetRegistry::lookupTarget(triple, err);
   if (!target) return Status::error("NVPTX target unavailable: " + err);
   llvm::TargetOptions to;
-  // st.async (the scalar cluster.reduce push) is PTX ISA 8.1; other kernels stay at 8.0.
+  // PTX ISA 8.1 where the kernel needs it (detail::needsPtx81); other kernels stay at 8.0.
   const std::string features = ptx81 && opts.features == "+ptx80" ? "+ptx81" : opts.features;
   tm.reset(target->createTargetMachine(triple, opts.arch, features, to, llvm::Reloc::Static, std::nullopt,
                                        llvm::CodeGenOptLevel::Aggressive));
@@ -59,7 +59,7 @@ Status makeTarget(const TargetOptions& opts, bool ptx81, std::unique_ptr<llvm::T
 
 Status buildModule(const ir::Function& fn, const TargetOptions& opts, llvm::LLVMContext& ctx,
                    std::unique_ptr<llvm::Module>& mod, std::unique_ptr<llvm::TargetMachine>& tm) {
-  if (Status s = makeTarget(opts, detail::asyncPushPairs(fn) > 0, tm); !s) return s;
+  if (Status s = makeTarget(opts, detail::needsPtx81(fn), tm); !s) return s;
   mod = std::make_unique<llvm::Module>(fn.name, ctx);
   mod->setTargetTriple(llvm::Triple(kTriple));
   mod->setDataLayout(tm->createDataLayout());
@@ -115,7 +115,7 @@ int64_t knob(Knob k, int64_t dflt) {
 }
 
 std::string loweringKey() {
-  std::string k = "nvptx-v1.15";  // bump with every change to the lowering
+  std::string k = "nvptx-v1.16";  // bump with every change to the lowering
   for (const std::string& t : knobTexts()) k += "|" + t;
   return k;
 }

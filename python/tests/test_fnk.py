@@ -240,6 +240,25 @@ def test_atomics_in_the_interpreter():
     np.testing.assert_allclose(mean[0], x.mean(dtype=np.float64), rtol=1e-5)
 
 
+def test_contiguous_atomic_adds():
+    """tests/gpu/lang.fnk's lang_red (the vector-red path on the GPU):
+    adds over ragged, masked and shifted rows onto nonzero contents."""
+    m = fnk.load(REPO / "tests" / "gpu" / "lang.fnk")
+    r = np.random.default_rng(4)
+    for M, N in ((7, 250), (5, 257), (8, 256)):
+        x = r.standard_normal((M, N)).astype(np.float32)
+        acc = r.standard_normal((M, N)).astype(np.float32)
+        colsum = r.standard_normal(N).astype(np.float32)
+        xt = np.where(np.arange(N) < 256, x.astype(np.float64), 0.0)  # the tile's 256 columns
+        ref = acc.astype(np.float64) + xt
+        ref += np.where(np.arange(N) % 8 < 4, 2.0 * xt, 0.0)
+        ref[:, 1:] += xt[:, :-1]
+        ref_cs = colsum.astype(np.float64) + xt.sum(0)
+        m.lang_red(x, acc, colsum)
+        np.testing.assert_allclose(acc, ref, rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(colsum, ref_cs, rtol=1e-5, atol=1e-5)
+
+
 def test_atomic_add_returns_the_old_values():
     k = fnk.compile("""
 kernel k(c: out tensor<i32>[N], old: out tensor<i32>[N, 4]) launch(grid = 1) {

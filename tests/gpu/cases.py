@@ -202,6 +202,9 @@ def lang_cases(rng):
     # Atomics: M = 13 rows over G = 4 CTAs, the last ragged; 16 bins (i32 input).
     yield (f, "lang_atomic", {"x": rng.standard_normal((13, 64)), "bins": rng.integers(0, 16, (13, 64))},
            ["hist", "count", "total", "ticket", "mean", "seen"], {}, {"NB": 16, "G": 4})
+    # Contiguous atomic adds (vector red where aligned): N = 250 and 257 ragged and misaligned.
+    for n in (250, 257, 256):
+        yield (f, "lang_red", {"x": rng.standard_normal((7, n))}, ["acc", "colsum"], {}, {})
     yield (f, "lang_big_shared", {"x": rng.standard_normal(40000)}, ["y"], {}, {})   # 128 KiB: dynamic
     yield (f, "lang_big_shared", {"x": rng.standard_normal(3000)}, ["y"], {}, {}, {"SIZE": 1024})  # static
 

@@ -1,6 +1,7 @@
 """Runs every GPU case with `fnk run --device gpu --check`, in parallel
 processes, and prints PASS/FAIL lines and a summary table. Usage:
-  run_checks.py FNK OUTDIR [--quick]"""
+  run_checks.py FNK OUTDIR [--quick]
+FNK_CHECK_ONLY=a,b keeps the cases whose kernel name contains a or b."""
 import os
 import subprocess
 import sys
@@ -50,6 +51,9 @@ def main():
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     os.makedirs(outdir, exist_ok=True)
     all_ = list(cases.all_cases(quick))
+    only = [k for k in os.environ.get("FNK_CHECK_ONLY", "").split(",") if k]
+    if only:
+        all_ = [c for c in all_ if any(k in c[1] for k in only)]
     log = open(os.path.join(outdir, "checks.log"), "w")
     results = []
     with ThreadPoolExecutor(max_workers=int(os.environ.get("FNK_JOBS", "12"))) as ex:
