@@ -53,7 +53,7 @@ def main():
     all_ = list(cases.all_cases(quick))
     only = [k for k in os.environ.get("FNK_CHECK_ONLY", "").split(",") if k]
     if only:
-        all_ = [c for c in all_ if any(k in c[1] for k in only)]
+        all_ = [c for c in all_ if any(k in c[3] for k in only)]
     log = open(os.path.join(outdir, "checks.log"), "w")
     results = []
     with ThreadPoolExecutor(max_workers=int(os.environ.get("FNK_JOBS", "12"))) as ex:
