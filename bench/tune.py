@@ -422,6 +422,10 @@ def wide_variant_cases(rms, var, sms):
                 yield (fwd, f"split CLUSTER={c} BLOCK_N={bn} WARPS={wp} P={p}", nbytes,
                        lambda x=x, w=w, y=y, rstd=rstd, c=c, bn=bn, wp=wp, p=p:
                        rms.rmsnorm_fwd_split(x, w, y, rstd, eps=1e-6, BLOCK_N=bn, CLUSTER=c, WARPS=wp, P=p))
+        if N <= 65536:  # w read on every row (before backend v7) against once
+            yield (fwd, "split_wrow CLUSTER=8 BLOCK_N=8192 WARPS=8 P=198", nbytes,
+                   lambda x=x, w=w, y=y, rstd=rstd:
+                   var.rms_fwd_split_wrow(x, w, y, rstd, eps=1e-6, BLOCK_N=8192, CLUSTER=8, WARPS=8, P=198))
         if N > 65536:
             # P a multiple of the clusters resident at once (7 of 16 CTAs at one CTA per SM on the
             # H200: `fnk run --bench`), so that no wave of clusters runs partly empty.
@@ -431,11 +435,10 @@ def wide_variant_cases(rms, var, sms):
                     yield (fwd, f"split CLUSTER={c} BLOCK_N={bn} WARPS={wp} P={p}", nbytes,
                            lambda x=x, w=w, y=y, rstd=rstd, c=c, bn=bn, wp=wp, p=p:
                            rms.rmsnorm_fwd_split(x, w, y, rstd, eps=1e-6, BLOCK_N=bn, CLUSTER=c, WARPS=wp, P=p))
-            # w loaded once before the row loop instead of on every row.
-            for pf in (1, 0, 2):
-                yield (fwd, f"split_w CLUSTER=16 BLOCK_N=16384 WARPS=16 P=7 PF={pf}", nbytes,
-                       lambda x=x, w=w, y=y, rstd=rstd, pf=pf:
-                       var.rms_fwd_split_w(x, w, y, rstd, eps=1e-6, PF=pf, P=7))
+            # w read on every row (the stdlib kernel before backend v7 loads it once).
+            yield (fwd, "split_wrow CLUSTER=16 BLOCK_N=16384 WARPS=16 P=7", nbytes,
+                   lambda x=x, w=w, y=y, rstd=rstd:
+                   var.rms_fwd_split_wrow(x, w, y, rstd, eps=1e-6, BLOCK_N=16384, CLUSTER=16, WARPS=16, P=7))
             # x read again from L2 after the reduce, fewer registers: two 8-warp CTAs per SM.
             for wp, ctas, ps in ((16, 1, (7, 14)), (8, 2, (14, 28, 42))):
                 for p in ps:
