@@ -267,6 +267,7 @@ def variant_cases():
     yield from rows_variant_cases(rms, var, sms)
     yield from ln_rows_variant_cases(ln, sms)
     yield from wide_variant_cases(rms, var, sms)
+    yield from ring_variant_cases(rms, var, sms)
 
 
 def short_fwd_cases(rms, ln):
@@ -372,6 +373,30 @@ def rows_variant_cases(rms, var, sms):
             yield (wl, f"rows ROWS={rows} WARPS={wp} P={p}", nbytes,
                    lambda x=x, w=w, dy=dy, rstd=rstd, dx=dx, part=part, rows=rows, wp=wp, n=N:
                    rms.rmsnorm_bwd_rows(x, w, dy, rstd, dx, part, BLOCK_N=n, ROWS=rows, WARPS=wp))
+
+
+def ring_variant_cases(rms, var, sms):
+    """rms_bwd_ring (x and dy staged by copy_async in an S-stage shared-memory
+    ring) against the stdlib row kernel, whose prefetch holds one row ahead in
+    registers."""
+    bf = torch.bfloat16
+    for M in (2048, 32768):
+        N = 8192
+        x, w = torch.randn(M, N, device=DEV, dtype=bf), torch.randn(N, device=DEV, dtype=bf)
+        dy, dx = torch.randn_like(x), torch.empty_like(x)
+        rstd = torch.rsqrt(x.float().pow(2).mean(1) + 1e-6)
+        ref = rms_dx_ref(x, w, dy, rstd)
+        wl = f"RMSNorm bwd {M}x{N} (dx, partials) ring"
+        CHECKS[wl] = lambda dx=dx, ref=ref: rel_err(dx, ref)
+        part = torch.empty(sms, N, device=DEV)
+        yield (wl, f"stdlib WARPS=16 P={sms}", 3 * M * N * 2,
+               lambda x=x, w=w, dy=dy, rstd=rstd, dx=dx, part=part:
+               rms.rmsnorm_bwd(x, w, dy, rstd, dx, part, BLOCK_N=N, WARPS=16))
+        for wp, st in ((16, 2), (16, 3), (16, 4), (16, 6), (8, 3)):
+            yield (wl, f"ring WARPS={wp} S={st} P={sms}", 3 * M * N * 2,
+                   lambda x=x, w=w, dy=dy, rstd=rstd, dx=dx, part=part, wp=wp, st=st:
+                   var.rms_bwd_ring(x, w, dy, rstd, dx, part, BLOCK_N=N, WARPS=wp, S=st))
+        del x, dy, dx, ref
 
 
 def ln_rows_variant_cases(ln, sms):

@@ -354,6 +354,83 @@ EVal Elaborator::builtin(const std::string& fname, CallArgs& args, SourceRange r
     builder_.create(OpKind::Fence, r, {}, {});
     return EVal::none(r);
   }
+  if (fname == "wait_async") {
+    if (!expect(0, 1, {"pending"})) return EVal::error();
+    const EVal* n = args.pos.empty() ? args.get("pending") : &args.pos[0];
+    int64_t pending = 0;
+    if (n) {
+      auto v = constInt(*n, "wait_async() pending count");
+      if (!v) return EVal::error();
+      if (*v < 0 || *v > 7) {
+        diags_.error(n->range, "wait_async() pending count must be 0 to 7, got " + std::to_string(*v));
+        return EVal::error();
+      }
+      pending = *v;
+    }
+    ir::AttrDict a;
+    a.set("pending", pending);
+    builder_.create(OpKind::AsyncWait, r, {}, {}, a);
+    return EVal::none(r);
+  }
+  // copy_async(buf[...], x[...], mask = m): global to shared without passing
+  // through registers; the indices of both sides and the mask broadcast to one
+  // shape, element i of the source going to element i of the destination
+  // (zero where the source is masked off or out of bounds). Each call is one
+  // copy in flight until a wait_async(n) leaves at most n of them.
+  if (fname == "copy_async") {
+    if (!expect(2, 2, {"mask"})) return EVal::error();
+    const EVal& dst = args.pos[0];
+    const EVal& src = args.pos[1];
+    if (dst.isError() || src.isError()) return EVal::error();
+    if (dst.kind != EVal::Kind::View || !dst.value->type().isShared()) {
+      diags_.error(dst.range, "copy_async() copies into an indexed shared buffer such as buf[s, cols], got " + typeStr(dst));
+      return EVal::error();
+    }
+    if (src.kind != EVal::Kind::View || !src.value->type().isTensor()) {
+      diags_.error(src.range, "copy_async() copies from an indexed tensor such as x[row, cols], got " + typeStr(src));
+      return EVal::error();
+    }
+    const DType dt = dst.value->type().dtype;
+    if (src.value->type().dtype != dt) {
+      diags_.error(r, "copy_async() copies " + std::string(ir::dtypeName(src.value->type().dtype)) + " into a " +
+                          std::string(ir::dtypeName(dt)) + " buffer; the dtypes must match (it copies bytes)");
+      return EVal::error();
+    }
+    std::vector<int64_t> shape;
+    for (const EVal* side : {&dst, &src})
+      for (ir::Value* i : side->indices) {
+        auto s = ir::broadcastShapes(shape, i->type().shape);
+        if (!s) {
+          diags_.error(side->range, "index shapes do not broadcast: " + dimsStr(shape) + " and " + dimsStr(i->type().shape));
+          return EVal::error();
+        }
+        shape = *s;
+      }
+    ir::Value* mask = nullptr;
+    if (const EVal* m = args.get("mask")) {
+      mask = toValue(*m);
+      if (!mask) return EVal::error();
+      if (mask->type().dtype != DType::I1) {
+        diags_.error(m->range, "copy_async() mask must be bool, got " + mask->type().str());
+        return EVal::error();
+      }
+      auto s = ir::broadcastShapes(shape, mask->type().shape);
+      if (!s) {
+        diags_.error(m->range, "mask of shape " + dimsStr(mask->type().shape) + " does not broadcast with " + dimsStr(shape));
+        return EVal::error();
+      }
+      shape = *s;
+    }
+    if (!checkTile(dt, shape, r)) return EVal::error();
+    std::vector<ir::Value*> ops{dst.value, src.value};
+    for (const EVal* side : {&dst, &src})
+      for (ir::Value* i : side->indices) ops.push_back(i->type().shape == shape ? i : broadcastTo(i, shape, r));
+    ir::AttrDict a;
+    a.set("mask", mask != nullptr);
+    if (mask) ops.push_back(mask->type().shape == shape ? mask : broadcastTo(mask, shape, r));
+    builder_.create(OpKind::CopyAsync, r, ops, {}, a);
+    return EVal::none(r);
+  }
   // store(ref, value) and atomic_add(ref, value), which also returns the values
   // the memory held before: the same operands and checks.
   if (fname == "store" || fname == "atomic_add") {

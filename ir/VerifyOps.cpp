@@ -53,6 +53,12 @@ public:
       case OpKind::Load: load(op); return;
       case OpKind::Store: store(op); return;
       case OpKind::Atomic: atomic(op); return;
+      case OpKind::CopyAsync: copyAsync(op); return;
+      case OpKind::AsyncWait: {
+        int64_t n = 0;
+        if (intAttr(op, "pending", n) && (n < 0 || n > 7)) fail(op, "pending must be 0 to 7, got " + std::to_string(n));
+        return;
+      }
       case OpKind::SharedAlloc:
         if (!op.result()->type().isShared()) fail(op, "result must be a shared buffer, got " + str(op.result()->type()));
         return;
@@ -342,6 +348,31 @@ public:
     store(op);
     const unsigned value = 1 + static_cast<unsigned>(mem.rank());
     if (value < op.numOperands()) resultIs(op, op.operand(value)->type());
+  }
+  /// tile.copy_async: a shared buffer, a tensor of its dtype, then the
+  /// buffer's indices, the tensor's and an optional mask, all of one shape.
+  void copyAsync(const Operation& op) {
+    if (!boolAttr(op, "mask")) return;
+    const bool mask = op.attrs().getBool("mask");
+    const Type& dst = op.operand(0)->type();
+    const Type& src = op.operand(1)->type();
+    if (!dst.isShared()) return void(fail(op, "destination must be a shared buffer, got " + str(dst)));
+    if (!src.isTensor()) return void(fail(op, "source must be a tensor, got " + str(src)));
+    if (dst.dtype != src.dtype) return void(fail(op, "copies " + str(src) + " into " + str(dst) + ": dtypes differ"));
+    const size_t indices = dst.rank() + src.rank();
+    if (op.numOperands() != 2 + indices + mask)
+      return void(fail(op, "takes " + std::to_string(2 + indices + mask) + " operands (destination, source, " +
+                               std::to_string(dst.rank()) + " + " + std::to_string(src.rank()) + " indices" +
+                               (mask ? ", mask)" : ")") + ", got " + std::to_string(op.numOperands())));
+    const std::vector<int64_t>& shape = op.operand(2)->type().shape;
+    for (unsigned i = 2; i < 2 + indices; ++i) {
+      const Type& t = op.operand(i)->type();
+      if (!isIndexTile(t)) return void(fail(op, "index " + std::to_string(i - 2) + " must be an i32 or i64 tile, got " + str(t)));
+      if (t.shape != shape) return void(fail(op, "index " + std::to_string(i - 2) + " " + str(t) + " is not of shape " + shapeStr(shape)));
+    }
+    if (mask && (!maskOperand(op, static_cast<unsigned>(2 + indices)) ||
+                 op.operand(static_cast<unsigned>(2 + indices))->type().shape != shape))
+      fail(op, "mask must be an i1 tile of shape " + shapeStr(shape));
   }
   void clusterReduce(const Operation& op) {
     if (!tileOperand(op, 0) || !symbolAttr(op, "kind", {"sum", "max", "min"})) return;

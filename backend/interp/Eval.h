@@ -2,6 +2,7 @@
 // elementwise rules. Not a public header; Interpreter.h is the API.
 #pragma once
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -89,6 +90,8 @@ private:
   Status execShape(const ir::Operation& op);
   Status execElementwise(const ir::Operation& op);
   Status execSharedAlloc(const ir::Operation& op);
+  Status execCopyAsync(const ir::Operation& op);
+  Status execAsyncWait(const ir::Operation& op);
   Status execCluster(const ir::Operation& op);
   Status execIndex(const ir::Operation& op);
 
@@ -101,6 +104,16 @@ private:
   const CtaInfo* cta_;
   std::vector<Slot> frame_;
   std::unordered_map<const ir::Operation*, std::unique_ptr<SharedBuffer>> shared_;
+  /// tile.copy_async in flight, oldest first: each reads its source when it
+  /// runs and writes its destination at the gpu.async_wait that retires it
+  /// (the latest point the GPU may complete it), so a kernel that reads the
+  /// buffer before waiting sees the old contents here too.
+  struct PendingWrite {
+    Memory* mem;
+    int64_t offset;
+    double value;
+  };
+  std::deque<std::vector<PendingWrite>> copies_;
   std::vector<Tile>* results_ = nullptr;  // where the current block's terminator puts its operands
   bool atTerminator_ = false;
   bool returned_ = false;

@@ -1,5 +1,6 @@
 // Memory and cluster ops of the evaluator: tile.load / tile.store on global
 // tensors and shared buffers, gpu.shared_alloc, and the cluster collectives.
+#include <algorithm>
 #include <mutex>
 
 #include "backend/interp/Cluster.h"
@@ -121,6 +122,51 @@ Status Evaluator::execStore(const ir::Operation& op) {
     }
   }
   return setResult(op, 0, std::move(old));
+}
+
+// The source elements are read now (zero where masked off or out of bounds);
+// the writes wait in copies_ for the gpu.async_wait that retires them. A
+// destination index outside the buffer drops its element.
+Status Evaluator::execCopyAsync(const ir::Operation& op) {
+  if (Status s = needCta(op); !s) return s;
+  Memory *dst, *src;
+  if (Status s = memOf(op, 0, dst); !s) return s;
+  if (Status s = memOf(op, 1, src); !s) return s;
+  const size_t rd = dst->shape.size(), rs = src->shape.size();
+  const bool hasMask = op.attrs().getBool("mask");
+  const size_t expected = 2 + rd + rs + hasMask;
+  if (op.numOperands() != expected)
+    return opError(op, "has " + std::to_string(op.numOperands()) + " operands, expected " + std::to_string(expected));
+  std::vector<const double*> p(expected, nullptr);
+  std::vector<int64_t> shape;
+  for (unsigned i = 2; i < expected; ++i) {
+    const Tile* t;
+    if (Status s = tileOf(op, i, t); !s) return s;
+    if (i > 2 && t->shape != shape) return opError(op, "operands must share one shape");
+    shape = t->shape;
+    p[i] = t->data.data();
+  }
+  const int64_t n = numElements(shape);
+  const double* mask = hasMask ? p[2 + rd + rs] : nullptr;
+  std::vector<PendingWrite> writes;
+  for (int64_t e = 0; e < n; ++e) {
+    int64_t to = 0, from = 0;
+    if (!elementOffset(*dst, &p[2], e, to)) continue;
+    const bool valid = (!mask || mask[e] != 0) && elementOffset(*src, &p[2 + rd], e, from);
+    writes.push_back({dst, to, valid ? src->data[from] : 0.0});
+  }
+  copies_.push_back(std::move(writes));
+  return Status::ok();
+}
+
+Status Evaluator::execAsyncWait(const ir::Operation& op) {
+  if (Status s = needCta(op); !s) return s;
+  const auto pending = static_cast<size_t>(std::max<int64_t>(0, op.attrs().getInt("pending", 0)));
+  while (copies_.size() > pending) {
+    for (const PendingWrite& w : copies_.front()) w.mem->data[w.offset] = w.value;
+    copies_.pop_front();
+  }
+  return Status::ok();
 }
 
 // A buffer is allocated (and poisoned) the first time its op runs in a CTA

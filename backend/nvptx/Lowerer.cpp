@@ -268,7 +268,8 @@ const TV& Lowerer::tile(const ir::Value* v) {
 namespace {
 void collectWritten(const ir::Block& blk, std::unordered_set<const ir::Value*>& out) {
   ir::forEachOp(blk, [&](const ir::Operation& op) {
-    if (op.kind() == ir::OpKind::Store || op.kind() == ir::OpKind::Atomic) out.insert(op.operand(0));
+    if (op.kind() == ir::OpKind::Store || op.kind() == ir::OpKind::Atomic || op.kind() == ir::OpKind::CopyAsync)
+      out.insert(op.operand(0));
   });
 }
 }  // namespace
@@ -642,6 +643,10 @@ Status Lowerer::lowerOp(const ir::Operation& op) {
     case ir::OpKind::SharedAlloc: return lowerSharedAlloc(op);
     case ir::OpKind::Barrier: barrier(); return Status::ok();
     case ir::OpKind::Fence: ptx("fence.acq_rel.gpu;", "~{memory}", b.getVoidTy(), {}); return Status::ok();
+    case ir::OpKind::CopyAsync: return lowerCopyAsync(op);
+    case ir::OpKind::AsyncWait:
+      ptx("cp.async.wait_group " + std::to_string(op.attrs().getInt("pending")) + ";", "~{memory}", b.getVoidTy(), {}, true);
+      return Status::ok();
     case ir::OpKind::ClusterRank:
     case ir::OpKind::ClusterSize:
     case ir::OpKind::ClusterSync:

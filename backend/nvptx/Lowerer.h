@@ -242,6 +242,7 @@ public:
   /// tile.atomic: atom.add per valid element, the old values as the result;
   /// of a uniform tile, by thread 0, its result broadcast through scratch.
   Status lowerAtomic(const ir::Operation& op);
+  Status lowerCopyAsync(const ir::Operation& op);
   Status lowerSharedAlloc(const ir::Operation& op);
   // --- cluster (Cluster.cpp) ------------------------------------------------------
   Status lowerCluster(const ir::Operation& op);

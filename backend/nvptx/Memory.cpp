@@ -119,12 +119,19 @@ static llvm::Value* lastIndexBase(Lowerer& L, const Access& a, size_t r) {
 // Whether an access of `shape` through index operands op[1..1+rank) can use
 // V-element vectors: the innermost index contiguous in runs of V, the others
 // constant across them.
+static bool vectorizable(Lowerer& L, const std::vector<const ir::Value*>& idx, const std::vector<int64_t>& shape,
+                         int64_t V) {
+  if (idx.empty() || accessInfo(L, idx.back(), shape).contig % V != 0) return false;
+  for (size_t d = 0; d + 1 < idx.size(); ++d)
+    if (accessInfo(L, idx[d], shape).constant % V != 0) return false;
+  return true;
+}
+
 static bool vectorizable(Lowerer& L, const ir::Operation& op, size_t rank, const std::vector<int64_t>& shape,
                          int64_t V) {
-  if (accessInfo(L, op.operand(rank), shape).contig % V != 0) return false;
-  for (size_t d = 0; d + 1 < rank; ++d)
-    if (accessInfo(L, op.operand(1 + d), shape).constant % V != 0) return false;
-  return true;
+  std::vector<const ir::Value*> idx;
+  for (size_t d = 0; d < rank; ++d) idx.push_back(op.operand(static_cast<unsigned>(1 + d)));
+  return vectorizable(L, idx, shape, V);
 }
 
 // The chunks of a vector access: per chunk, whether its V elements are all
@@ -142,7 +149,18 @@ struct ChunkPlan {
     return L.b.CreateICmpEQ(L.b.CreateAnd(addrBits, L.i64(piece - 1)), L.i64(0));
   }
   llvm::Value* aligned(Lowerer& L, int64_t c) const {
-    return L.b.CreateICmpEQ(L.b.CreateAnd(L.b.CreatePtrToInt(addr[c], L.b.getInt64Ty()), L.i64(piece - 1)), L.i64(0));
+    llvm::Value* bits = L.b.CreatePtrToInt(addr[c], L.b.getInt64Ty());
+    if (!alsoAligned.empty()) bits = L.b.CreateOr(bits, L.b.CreatePtrToInt(alsoAligned[c], L.b.getInt64Ty()));
+    return L.b.CreateICmpEQ(L.b.CreateAnd(bits, L.i64(piece - 1)), L.i64(0));
+  }
+  /// A copy's other side (its destination): chunk c takes the vector path
+  /// only where both addresses are aligned (merged in by `andAlso`).
+  std::vector<llvm::Value*> alsoAligned;
+  void andAlso(Lowerer& L, const ChunkPlan& other) {
+    alsoAligned = other.addr;
+    for (int64_t c = 0; c < chunks; ++c) ok[c] = L.andAll(ok[c], other.ok[c]);
+    allOk = L.andAll(allOk, other.allOk);
+    addrBits = L.b.CreateOr(addrBits, other.addrBits);
   }
 };
 
@@ -381,6 +399,73 @@ Status Lowerer::lowerStore(const ir::Operation& op) {
     return std::vector<llvm::Value*>{};
   };
   emitChunked(*this, plan, "st", vectorChunk, elementChunk);
+  return Status::ok();
+}
+
+// Global to shared, each thread its own chunks: `cp.async` of 16 bytes per
+// piece (.cg: through L2 only; 4- or 8-byte pieces .ca) where a chunk is in
+// bounds, unmasked and aligned on both sides, else element by element through
+// registers (a masked or out-of-bounds source element writes 0). The
+// element path completes at once; the asynchronous pieces are one group
+// (cp.async.commit_group), retired by gpu.async_wait.
+Status Lowerer::lowerCopyAsync(const ir::Operation& op) {
+  auto dit = mems.find(op.operand(0)), sit = mems.find(op.operand(1));
+  if (dit == mems.end() || sit == mems.end()) return fail(op, "memory operand is not lowered");
+  const Mem& dst = dit->second;
+  const Mem& src = sit->second;
+  const size_t rd = dst.dims.size(), rs = src.dims.size();
+  const std::vector<int64_t> shape = op.operand(2)->type().shape;
+  Access ad, as;
+  ad.mem = &dst;
+  as.mem = &src;
+  std::vector<const ir::Value*> dIdx, sIdx;
+  for (size_t d = 0; d < rd; ++d) dIdx.push_back(op.operand(static_cast<unsigned>(2 + d)));
+  for (size_t d = 0; d < rs; ++d) sIdx.push_back(op.operand(static_cast<unsigned>(2 + rd + d)));
+  for (const ir::Value* v : dIdx) ad.idx.push_back(broadcastTo(v, shape));
+  for (const ir::Value* v : sIdx) as.idx.push_back(broadcastTo(v, shape));
+  TV maskTV;
+  if (op.attrs().getBool("mask")) maskTV = broadcastTo(op.operand(static_cast<unsigned>(2 + rd + rs)), shape), as.mask = &maskTV;
+  const ir::TileLayout lay = ad.idx.front().layout;
+  llvm::Type* ty = memType(src.dtype);
+  const int64_t bytes = static_cast<int64_t>(mod.getDataLayout().getTypeAllocSize(ty));
+  const int64_t V = lay.vec;
+  auto elementCopy = [&](size_t r, int64_t k = 0, llvm::Value* dBase = nullptr, llvm::Value* sBase = nullptr) {
+    llvm::Value *dValid, *dOff, *sValid, *sOff;
+    elementAddress(*this, ad, r - static_cast<size_t>(k), dValid, dOff, k, dBase);
+    elementAddress(*this, as, r - static_cast<size_t>(k), sValid, sOff, k, sBase);
+    dValid = andAll(dValid, elemValid(lay, static_cast<int64_t>(r)));
+    if (as.mask) sValid = andAll(sValid, as.mask->regs[as.mask->layout.uniform ? 0 : r]);
+    llvm::Value* v = guardedLoad(src, src.dtype, sValid, sOff, llvm::Constant::getNullValue(ty));
+    emitIf(dValid, [&] { b.CreateAlignedStore(v, b.CreateGEP(ty, dst.base, dOff), llvm::Align(bytes)); });
+  };
+  const bool vec = !lay.uniform && V > 1 && V * bytes >= 4 && vectorizable(*this, dIdx, shape, V) &&
+                   vectorizable(*this, sIdx, shape, V);
+  if (!vec) {
+    for (size_t r = 0; r < static_cast<size_t>(lay.perThread()); ++r) elementCopy(r);
+  } else {
+    ChunkPlan plan = planChunks(*this, as, lay, ty, bytes);
+    const ChunkPlan dplan = planChunks(*this, ad, lay, ty, bytes);
+    plan.andAlso(*this, dplan);
+    const std::string cp = "cp.async." + std::string(plan.piece == 16 ? "cg" : "ca") + ".shared.global [$0], [$1], " +
+                           std::to_string(plan.piece) + ";";
+    auto vectorChunk = [&](int64_t c) {
+      for (int64_t p = 0; p < V / plan.perPiece; ++p) {
+        llvm::Value* d = sharedAddr(b.CreateGEP(ty, dplan.addr[c], i64(p * plan.perPiece)));
+        llvm::Value* s = b.CreateGEP(ty, plan.addr[c], i64(p * plan.perPiece));
+        ptx(cp, "r,l,~{memory}", b.getVoidTy(), {d, s}, true);
+      }
+      return std::vector<llvm::Value*>{};
+    };
+    auto elementChunk = [&](int64_t c) {
+      const size_t r0 = static_cast<size_t>(c * V);
+      llvm::Value* dBase = lastIndexBase(*this, ad, r0);
+      llvm::Value* sBase = lastIndexBase(*this, as, r0);
+      for (size_t r = r0; r < r0 + static_cast<size_t>(V); ++r) elementCopy(r, static_cast<int64_t>(r - r0), dBase, sBase);
+      return std::vector<llvm::Value*>{};
+    };
+    emitChunked(*this, plan, "cp", vectorChunk, elementChunk);
+  }
+  ptx("cp.async.commit_group;", "~{memory}", b.getVoidTy(), {}, true);
   return Status::ok();
 }
 

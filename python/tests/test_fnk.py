@@ -259,6 +259,50 @@ def test_contiguous_atomic_adds():
         np.testing.assert_allclose(colsum, ref_cs, rtol=1e-5, atol=1e-5)
 
 
+def test_copy_async_in_the_interpreter():
+    """tests/gpu/lang.fnk's lang_copy_async and lang_pipeline against NumPy:
+    ragged rows, a masked and shifted copy (zeros where masked off or past
+    the end), and an S-stage ring whose copies retire S - 1 behind."""
+    m = fnk.load(REPO / "tests" / "gpu" / "lang.fnk")
+    r = np.random.default_rng(5)
+    for M, N in ((3, 500), (2, 512), (1, 7)):
+        x = r.standard_normal((M, N)).astype(np.float32)
+        y = np.zeros((M, N), np.float32)
+        m.lang_copy_async(x, y)
+        shifted = np.zeros((M, N))
+        shifted[:, :-1] = x[:, 1:]
+        shifted[:, np.arange(N) % 3 == 0] = 0.0
+        np.testing.assert_allclose(y, 2.0 * x + shifted, rtol=1e-6, atol=1e-6)
+    for M, N, S in ((9, 300, 3), (1, 256, 2), (5, 40, 4)):
+        x = r.standard_normal((M, N)).astype(np.float32)
+        y = np.zeros(N, np.float32)
+        m.lang_pipeline(x, y, S=S)
+        np.testing.assert_allclose(y, x.sum(0, dtype=np.float64), rtol=1e-5, atol=1e-5)
+
+
+def test_copy_async_read_before_its_wait_sees_the_old_contents():
+    """The interpreter writes a copy's destination at the wait that retires
+    it (the latest point the GPU may): reading the buffer earlier is a race,
+    and here it reads what was there before."""
+    k = fnk.compile("""
+kernel k(x: tensor<f32>[N], y: out tensor<f32>[N, 2]) launch(grid = 1, warps = 1) {
+    let i = arange(0, 32);
+    let buf = shared<f32>[32];
+    store(buf[i], zeros(32) - 1.0);
+    barrier();
+    copy_async(buf[i], x[i]);
+    store(y[i, 0], load(buf[i]));
+    wait_async();
+    barrier();
+    store(y[i, 1], load(buf[i]));
+}
+""", name="race.fnk")
+    x = np.arange(32, dtype=np.float32)
+    y = np.zeros((32, 2), np.float32)
+    k.k(x, y)
+    assert (y[:, 0] == -1).all() and (y[:, 1] == x).all()
+
+
 def test_atomic_add_returns_the_old_values():
     k = fnk.compile("""
 kernel k(c: out tensor<i32>[N], old: out tensor<i32>[N, 4]) launch(grid = 1) {
@@ -273,6 +317,23 @@ kernel k(c: out tensor<i32>[N], old: out tensor<i32>[N, 4]) launch(grid = 1) {
     k.k(c, old)
     assert old.tolist() == [[1, 2, 3, 4], [5, 2, 0, 0], [3, 0, 0, 0]]
     assert c.tolist() == [15, 12, 103]
+
+
+def test_backward_through_a_shared_memory_ring():
+    """bench/variants.fnk's rms_bwd_ring (x and dy staged by copy_async in an
+    S-stage ring) against NumPy, for rings longer than some CTAs' row count."""
+    v = fnk.load(REPO / "bench" / "variants.fnk")
+    r = np.random.default_rng(6)
+    for M, N, P, S in ((37, 1000, 5, 3), (9, 700, 4, 4), (3, 64, 2, 2)):
+        x, w, dy = (r.standard_normal(s).astype(np.float32) for s in ((M, N), N, (M, N)))
+        rstd = (1 / np.sqrt((x.astype(np.float64) ** 2).mean(axis=1) + 1e-6)).astype(np.float32)
+        g = dy.astype(np.float64) * w
+        ref_dx = g * rstd[:, None] - x * ((g * x).sum(axis=1) * rstd.astype(np.float64) ** 3 / N)[:, None]
+        dx, part = np.full_like(x, np.nan), np.full((P, N), np.nan, np.float32)
+        v.rms_bwd_ring(x, w, dy, rstd, dx, part, BLOCK_N=1024, WARPS=4, S=S, T="f32")
+        np.testing.assert_allclose(dx, ref_dx, rtol=1e-4, atol=1e-4)
+        np.testing.assert_allclose(part.sum(axis=0), (dy * x * rstd[:, None].astype(np.float64)).sum(axis=0),
+                                   rtol=1e-4, atol=1e-4)
 
 
 def test_one_kernel_backward_with_a_ticket():

@@ -199,9 +199,19 @@ def lang_cases(rng):
     xr, dyr = rng.standard_normal((37, 1000)), rng.standard_normal((37, 1000))
     yield ("bench/variants.fnk", "rms_bwd_fused", {"x": xr, "w": rng.standard_normal(1000), "dy": dyr, "rstd": _rstd(xr)},
            ["dx", "dw", "acc", "ticket"], {}, {}, {"BLOCK_N": 1024, "WARPS": 4, "P": 5})
+    # The backward through a shared-memory ring (copy_async), rings longer than some CTAs' rows.
+    yield ("bench/variants.fnk", "rms_bwd_ring", {"x": xr, "w": rng.standard_normal(1000), "dy": dyr, "rstd": _rstd(xr)},
+           ["dx", "dw_partial"], {}, {"P": 5}, {"BLOCK_N": 1024, "WARPS": 4, "S": 3})
+    yield ("bench/variants.fnk", "rms_bwd_ring", {"x": xr, "w": rng.standard_normal(1000), "dy": dyr, "rstd": _rstd(xr)},
+           ["dx", "dw_partial"], {}, {"P": 16}, {"BLOCK_N": 1024, "WARPS": 8, "S": 4})
     # Atomics: M = 13 rows over G = 4 CTAs, the last ragged; 16 bins (i32 input).
     yield (f, "lang_atomic", {"x": rng.standard_normal((13, 64)), "bins": rng.integers(0, 16, (13, 64))},
            ["hist", "count", "total", "ticket", "mean", "seen"], {}, {"NB": 16, "G": 4})
+    # copy_async: ragged and aligned rows (16-byte cp.async), odd N (misaligned rows: element copies).
+    for n in (500, 512, 7, 257):
+        yield (f, "lang_copy_async", {"x": rng.standard_normal((3, n))}, ["y"], {}, {})
+    for m, n, s in ((9, 300, 3), (1, 256, 2), (20, 1000, 4)):
+        yield (f, "lang_pipeline", {"x": rng.standard_normal((m, n))}, ["y"], {}, {}, {"S": s})
     # Contiguous atomic adds (vector red where aligned): N = 250 and 257 ragged and misaligned.
     for n in (250, 257, 256):
         yield (f, "lang_red", {"x": rng.standard_normal((7, n))}, ["acc", "colsum"], {}, {})
