@@ -392,10 +392,10 @@ def ring_variant_cases(rms, var, sms):
         yield (wl, f"stdlib WARPS=16 P={sms}", 3 * M * N * 2,
                lambda x=x, w=w, dy=dy, rstd=rstd, dx=dx, part=part:
                rms.rmsnorm_bwd(x, w, dy, rstd, dx, part, BLOCK_N=N, WARPS=16))
-        for wp, st in ((16, 2), (16, 3), (16, 4), (16, 6), (8, 3)):
-            yield (wl, f"ring WARPS={wp} S={st} P={sms}", 3 * M * N * 2,
-                   lambda x=x, w=w, dy=dy, rstd=rstd, dx=dx, part=part, wp=wp, st=st:
-                   var.rms_bwd_ring(x, w, dy, rstd, dx, part, BLOCK_N=N, WARPS=wp, S=st))
+        for wp, st, sync in ((16, 2, 1), (16, 3, 1), (16, 6, 1), (16, 2, 0), (16, 3, 0), (16, 4, 0), (16, 6, 0)):
+            yield (wl, f"ring WARPS={wp} S={st} SYNC={sync} P={sms}", 3 * M * N * 2,
+                   lambda x=x, w=w, dy=dy, rstd=rstd, dx=dx, part=part, wp=wp, st=st, sync=sync:
+                   var.rms_bwd_ring(x, w, dy, rstd, dx, part, BLOCK_N=N, WARPS=wp, S=st, SYNC=sync))
         del x, dy, dx, ref
 
 

@@ -361,8 +361,8 @@ EVal Elaborator::builtin(const std::string& fname, CallArgs& args, SourceRange r
     if (n) {
       auto v = constInt(*n, "wait_async() pending count");
       if (!v) return EVal::error();
-      if (*v < 0 || *v > 7) {
-        diags_.error(n->range, "wait_async() pending count must be 0 to 7, got " + std::to_string(*v));
+      if (*v < 0 || *v > 63) {
+        diags_.error(n->range, "wait_async() pending count must be 0 to 63, got " + std::to_string(*v));
         return EVal::error();
       }
       pending = *v;

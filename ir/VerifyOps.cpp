@@ -56,7 +56,7 @@ public:
       case OpKind::CopyAsync: copyAsync(op); return;
       case OpKind::AsyncWait: {
         int64_t n = 0;
-        if (intAttr(op, "pending", n) && (n < 0 || n > 7)) fail(op, "pending must be 0 to 7, got " + std::to_string(n));
+        if (intAttr(op, "pending", n) && (n < 0 || n > 63)) fail(op, "pending must be 0 to 63, got " + std::to_string(n));
         return;
       }
       case OpKind::SharedAlloc:

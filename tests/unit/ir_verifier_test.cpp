@@ -227,6 +227,33 @@ TEST(IRVerifier, AtomicsAddToFewDtypes) {
       << bad->errors();
 }
 
+TEST(IRVerifier, CopyAsyncFromATensorIntoSharedMemory) {
+  const std::string head =
+      "module @m\n\nkernel @k(%x: tensor<f32>[N], %h: tensor<bf16>[N], %n: i32)\n"
+      "launch {\n  %0 = tile.constant {value = 1} : i32\n  func.launch_grid %n, %0, %0\n}\nbody {\n"
+      "  %1 = gpu.shared_alloc : shared<f32>[64]\n  %2 = tile.arange {start = 0, end = 64} : tile<i32>[64]\n";
+  auto ok = check(head + "  tile.copy_async %1, %x, %2, %2 {mask = false}\n  gpu.async_wait {pending = 0}\n  func.return\n}\n");
+  EXPECT_TRUE(ok->ok) << ok->errors();
+  const struct {
+    const char* ops;
+    const char* error;
+  } cases[] = {
+      {"  tile.copy_async %1, %h, %2, %2 {mask = false}\n",
+       "11:3: tile.copy_async copies tensor<bf16>[N] into shared<f32>[64]: dtypes differ"},
+      {"  tile.copy_async %x, %x, %2, %2 {mask = false}\n",
+       "11:3: tile.copy_async destination must be a shared buffer, got tensor<f32>[N]"},
+      {"  tile.copy_async %1, %x, %2 {mask = false}\n",
+       "11:3: tile.copy_async takes 4 operands (destination, source, 1 + 1 indices), got 3"},
+      {"  gpu.async_wait {pending = 99}\n", "11:3: gpu.async_wait pending must be 0 to 63, got 99"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.ops);
+    auto r = check(head + c.ops + "  func.return\n}\n");
+    EXPECT_FALSE(r->ok);
+    EXPECT_NE(r->errors().find(std::string(c.error) + "\n"), std::string::npos) << r->errors();
+  }
+}
+
 TEST(IRVerifier, ChecksKernelStructure) {
   // launch region without its terminator
   auto a = check("module @m\n\nkernel @k(%n: i32)\nlaunch {\n  %0 = tile.neg %n : i32\n}\nbody {\n  func.return\n}\n");
