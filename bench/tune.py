@@ -460,6 +460,11 @@ def wide_variant_cases(rms, var, sms):
                     yield (fwd, f"split CLUSTER={c} BLOCK_N={bn} WARPS={wp} P={p}", nbytes,
                            lambda x=x, w=w, y=y, rstd=rstd, c=c, bn=bn, wp=wp, p=p:
                            rms.rmsnorm_fwd_split(x, w, y, rstd, eps=1e-6, BLOCK_N=bn, CLUSTER=c, WARPS=wp, P=p))
+            # x staged S - 1 rows ahead in shared memory (copy_async) instead of one in registers.
+            for st, p in ((2, 7), (3, 7), (5, 7), (3, 14)):
+                yield (fwd, f"split_ring CLUSTER=16 BLOCK_N=16384 WARPS=16 P={p} S={st}", nbytes,
+                       lambda x=x, w=w, y=y, rstd=rstd, st=st, p=p:
+                       var.rms_fwd_split_ring(x, w, y, rstd, eps=1e-6, S=st, P=p))
             # w read on every row (the stdlib kernel before backend v7 loads it once).
             yield (fwd, "split_wrow CLUSTER=16 BLOCK_N=16384 WARPS=16 P=7", nbytes,
                    lambda x=x, w=w, y=y, rstd=rstd:
@@ -490,6 +495,11 @@ def wide_variant_cases(rms, var, sms):
                 yield (bwd, f"split_smem CLUSTER={c} BLOCK_N={bn} WARPS={wp} P={part.shape[0]} PF={pf}", 3 * M * N * 2,
                        lambda x=x, w=w, dy=dy, rstd=rstd, dx=dx, part=part, c=c, bn=bn, wp=wp, pf=pf:
                        rms.rmsnorm_bwd_split_smem(x, w, dy, rstd, dx, part, BLOCK_N=bn, CLUSTER=c, WARPS=wp, PF=pf))
+        for p, st in (((7, 2), (14, 2)) if N > 65536 else ()):  # x and dy a row ahead in shared memory (copy_async)
+            part = torch.empty(p, N, device=DEV)
+            yield (bwd, f"split_ring CLUSTER=16 BLOCK_N=16384 WARPS=16 P={p} S={st}", 3 * M * N * 2,
+                   lambda x=x, w=w, dy=dy, rstd=rstd, dx=dx, part=part, st=st:
+                   var.rms_bwd_split_ring(x, w, dy, rstd, dx, part, BLOCK_N=16384, CLUSTER=16, WARPS=16, S=st))
         for p in ((7, 14) if N > 65536 else ()):
             part = torch.empty(p, N, device=DEV)
             yield (bwd, f"split_reload WARPS=16 CTAS=1 P={p}", 3 * M * N * 2,

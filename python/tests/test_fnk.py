@@ -336,6 +336,29 @@ def test_backward_through_a_shared_memory_ring():
                                    rtol=1e-4, atol=1e-4)
 
 
+def test_cluster_split_rings():
+    """bench/variants.fnk's rms_fwd_split_ring and rms_bwd_split_ring (rows
+    staged ahead in shared memory by copy_async, rows split over a cluster of
+    4) against NumPy, with fewer rows than ring stages for some clusters."""
+    v = fnk.load(REPO / "bench" / "variants.fnk")
+    r = np.random.default_rng(7)
+    M, N, P = 7, 1000, 3
+    x, w, dy = (r.standard_normal(s).astype(np.float32) for s in ((M, N), N, (M, N)))
+    x64 = x.astype(np.float64)
+    rstd = 1 / np.sqrt((x64 ** 2).mean(axis=1) + 1e-6)
+    y, rs = np.full_like(x, np.nan), np.full(M, np.nan, np.float32)
+    v.rms_fwd_split_ring(x, w, y, rs, 1e-6, BLOCK_N=256, CLUSTER=4, WARPS=2, S=3, P=P, T="f32")
+    np.testing.assert_allclose(y, x64 * rstd[:, None] * w, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(rs, rstd, rtol=1e-5)
+    rstd32 = rstd.astype(np.float32)
+    g = dy.astype(np.float64) * w
+    ref_dx = g * rstd32[:, None] - x64 * ((g * x64).sum(axis=1) * rstd32.astype(np.float64) ** 3 / N)[:, None]
+    dx, part = np.full_like(x, np.nan), np.full((P, N), np.nan, np.float32)
+    v.rms_bwd_split_ring(x, w, dy, rstd32, dx, part, BLOCK_N=256, CLUSTER=4, WARPS=2, S=2, T="f32")
+    np.testing.assert_allclose(dx, ref_dx, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(part.sum(axis=0), (dy * x64 * rstd32[:, None]).sum(axis=0), rtol=1e-4, atol=1e-4)
+
+
 def test_one_kernel_backward_with_a_ticket():
     """bench/variants.fnk's rms_bwd_fused: dx per row and dw summed over the
     CTAs in the same kernel (atomic adds, then the CTA with the last ticket
