@@ -87,7 +87,8 @@ def rms_fwd(n, sms=132, resident=None):
     32768x8192), then the cluster split, whose P clusters walk the rows: 12
     CTAs per SM in clusters of 8 (8192x65536: 564 us; 8 per SM 579, 4 641), 6
     in clusters of 16 (1024x262144: 309 us; 4 per SM 313, 3 334, 2 366), or
-    for those, the clusters resident at once (_resident_grid: 299 us)."""
+    for those, the clusters resident at once (_resident_grid: 299 us; 292
+    since the kernel loads w once, backend v7)."""
     if 256 < n <= 1024:
         return Launch("rmsnorm_fwd_rows", rows_tile(n, 8, elems=8192))
     if n <= 2048:
