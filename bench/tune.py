@@ -48,6 +48,15 @@ def rms_dx_ref(x, w, dy, rstd):
     return g * r - x.float() * r ** 3 / x.shape[-1] * (g * x.float()).sum(-1, keepdim=True)
 
 
+def rms_bwd_inputs(M, N):
+    """bf16 x, w, dy of an RMSNorm backward, dx to fill, rstd of x, and dx's reference."""
+    bf = torch.bfloat16
+    x, w = torch.randn(M, N, device=DEV, dtype=bf), torch.randn(N, device=DEV, dtype=bf)
+    dy, dx = torch.randn_like(x), torch.empty_like(x)
+    rstd = torch.rsqrt(x.float().pow(2).mean(1) + 1e-6)
+    return x, w, dy, dx, rstd, rms_dx_ref(x, w, dy, rstd)
+
+
 def ln_dx_ref(x, g, mean, rstd):
     """LayerNorm's dx in float32 from g = dy * (what scales xhat): rstd * (g - mean(g) - xhat * mean(g * xhat))."""
     xh = (x.float() - mean[..., None]) * rstd[..., None]
@@ -329,10 +338,7 @@ def rows_variant_cases(rms, var, sms):
     """rmsnorm_bwd_rows ([ROWS, N] tiles) against rmsnorm_bwd, which walks one row at a time."""
     bf = torch.bfloat16
     for M, N in ((2048, 8192), (65536, 1024), (131072, 512), (32768, 2048), (16384, 4096)):
-        x, w = torch.randn(M, N, device=DEV, dtype=bf), torch.randn(N, device=DEV, dtype=bf)
-        dy, dx = torch.randn_like(x), torch.empty_like(x)
-        rstd = torch.rsqrt(x.float().pow(2).mean(1) + 1e-6)
-        ref = rms_dx_ref(x, w, dy, rstd)
+        x, w, dy, dx, rstd, ref = rms_bwd_inputs(M, N)
         wl = f"RMSNorm bwd {M}x{N} (dx, partials)"
         CHECKS[wl] = lambda dx=dx, ref=ref: rel_err(dx, ref)
         nbytes = 3 * M * N * 2
@@ -379,13 +385,9 @@ def ring_variant_cases(rms, var, sms):
     """rms_bwd_ring (x and dy staged by copy_async in an S-stage shared-memory
     ring) against the stdlib row kernel, whose prefetch holds one row ahead in
     registers."""
-    bf = torch.bfloat16
     for M in (2048, 32768):
         N = 8192
-        x, w = torch.randn(M, N, device=DEV, dtype=bf), torch.randn(N, device=DEV, dtype=bf)
-        dy, dx = torch.randn_like(x), torch.empty_like(x)
-        rstd = torch.rsqrt(x.float().pow(2).mean(1) + 1e-6)
-        ref = rms_dx_ref(x, w, dy, rstd)
+        x, w, dy, dx, rstd, ref = rms_bwd_inputs(M, N)
         wl = f"RMSNorm bwd {M}x{N} (dx, partials) ring"
         CHECKS[wl] = lambda dx=dx, ref=ref: rel_err(dx, ref)
         part = torch.empty(sms, N, device=DEV)

@@ -116,9 +116,10 @@ static llvm::Value* lastIndexBase(Lowerer& L, const Access& a, size_t r) {
   return L.ptx("mov.b64 $0, $1;", "=l,l", b.getInt64Ty(), {x});
 }
 
-// Whether an access of `shape` through index operands op[1..1+rank) can use
-// V-element vectors: the innermost index contiguous in runs of V, the others
-// constant across them.
+// Whether an access of `shape` through the index values `idx` (one per memory
+// dim) can use V-element vectors: the innermost index contiguous in runs of V,
+// the others constant across them. The second form takes a load's, store's or
+// atomic's index operands op[1..1+rank).
 static bool vectorizable(Lowerer& L, const std::vector<const ir::Value*>& idx, const std::vector<int64_t>& shape,
                          int64_t V) {
   if (idx.empty() || accessInfo(L, idx.back(), shape).contig % V != 0) return false;
@@ -472,8 +473,8 @@ Status Lowerer::lowerCopyAsync(const ir::Operation& op) {
 // An f32 atomic add whose old values nobody reads, to global memory along
 // contiguous runs: `red.global.add.v4.f32` (sm_90) adds a chunk's 16 bytes in
 // one request instead of one per element (132 CTAs adding 8192-column partial
-// rows: a quarter of the L2 atomic requests), with element-wise `red` where a
-// chunk is ragged, masked or misaligned.
+// rows: a quarter of the L2 atomic requests), with element-wise atomics where
+// a chunk is ragged, masked or misaligned.
 static void emitVectorRed(Lowerer& L, const Access& a, const TV& val) {
   auto& b = L.b;
   llvm::Type* f32 = b.getFloatTy();
