@@ -50,6 +50,37 @@ std::optional<std::vector<int64_t>> Elaborator::shapeArg(const EVal& v) {
   return std::vector<int64_t>{*d};
 }
 
+bool Elaborator::indexShape(const EVal& view, std::vector<int64_t>& shape) {
+  for (ir::Value* i : view.indices) {
+    auto s = ir::broadcastShapes(shape, i->type().shape);
+    if (!s) {
+      diags_.error(view.range, "index shapes do not broadcast: " + dimsStr(shape) + " and " + dimsStr(i->type().shape));
+      return false;
+    }
+    shape = *s;
+  }
+  return true;
+}
+
+bool Elaborator::maskArg(const std::string& fname, const CallArgs& args, std::vector<int64_t>& shape, ir::Value*& mask) {
+  mask = nullptr;
+  const EVal* m = args.get("mask");
+  if (!m) return true;
+  mask = toValue(*m);
+  if (!mask) return false;
+  if (mask->type().dtype != DType::I1) {
+    diags_.error(m->range, fname + "() mask must be bool, got " + mask->type().str());
+    return false;
+  }
+  auto s = ir::broadcastShapes(shape, mask->type().shape);
+  if (!s) {
+    diags_.error(m->range, "mask of shape " + dimsStr(mask->type().shape) + " does not broadcast with " + dimsStr(shape));
+    return false;
+  }
+  shape = *s;
+  return true;
+}
+
 EVal Elaborator::reduce(const EVal& x, std::optional<int64_t> axis, const std::string& kind, SourceRange r) {
   ir::Value* v = toValue(x);
   if (!v) return EVal::error();
@@ -315,16 +346,9 @@ EVal Elaborator::builtin(const std::string& fname, CallArgs& args, SourceRange r
     }
     DType dt = view.value->type().dtype;
     std::vector<ir::Value*> ops{view.value};
+    ops.insert(ops.end(), view.indices.begin(), view.indices.end());
     std::vector<int64_t> shape;
-    for (ir::Value* i : view.indices) {
-      auto s = ir::broadcastShapes(shape, i->type().shape);
-      if (!s) {
-        diags_.error(view.range, "index shapes do not broadcast: " + dimsStr(shape) + " and " + dimsStr(i->type().shape));
-        return EVal::error();
-      }
-      shape = *s;
-      ops.push_back(i);
-    }
+    if (!indexShape(view, shape)) return EVal::error();
     ir::AttrDict a;
     for (const char* key : {"mask", "other"}) {
       const EVal* m = args.get(key);
@@ -397,31 +421,10 @@ EVal Elaborator::builtin(const std::string& fname, CallArgs& args, SourceRange r
       return EVal::error();
     }
     std::vector<int64_t> shape;
-    for (const EVal* side : {&dst, &src})
-      for (ir::Value* i : side->indices) {
-        auto s = ir::broadcastShapes(shape, i->type().shape);
-        if (!s) {
-          diags_.error(side->range, "index shapes do not broadcast: " + dimsStr(shape) + " and " + dimsStr(i->type().shape));
-          return EVal::error();
-        }
-        shape = *s;
-      }
     ir::Value* mask = nullptr;
-    if (const EVal* m = args.get("mask")) {
-      mask = toValue(*m);
-      if (!mask) return EVal::error();
-      if (mask->type().dtype != DType::I1) {
-        diags_.error(m->range, "copy_async() mask must be bool, got " + mask->type().str());
-        return EVal::error();
-      }
-      auto s = ir::broadcastShapes(shape, mask->type().shape);
-      if (!s) {
-        diags_.error(m->range, "mask of shape " + dimsStr(mask->type().shape) + " does not broadcast with " + dimsStr(shape));
-        return EVal::error();
-      }
-      shape = *s;
-    }
-    if (!checkTile(dt, shape, r)) return EVal::error();
+    if (!indexShape(dst, shape) || !indexShape(src, shape) || !maskArg(fname, args, shape, mask) ||
+        !checkTile(dt, shape, r))
+      return EVal::error();
     std::vector<ir::Value*> ops{dst.value, src.value};
     for (const EVal* side : {&dst, &src})
       for (ir::Value* i : side->indices) ops.push_back(i->type().shape == shape ? i : broadcastTo(i, shape, r));
@@ -464,31 +467,10 @@ EVal Elaborator::builtin(const std::string& fname, CallArgs& args, SourceRange r
       return EVal::error();
     }
     std::vector<int64_t> idxShape;
-    for (ir::Value* i : view.indices) {
-      auto s = ir::broadcastShapes(idxShape, i->type().shape);
-      if (!s) {
-        diags_.error(view.range, "index shapes do not broadcast");
-        return EVal::error();
-      }
-      idxShape = *s;
-    }
+    if (!indexShape(view, idxShape)) return EVal::error();
     ir::Value* mask = nullptr;
     std::vector<int64_t> shape = idxShape;
-    if (const EVal* m = args.get("mask")) {
-      mask = toValue(*m);
-      if (!mask) return EVal::error();
-      if (mask->type().dtype != DType::I1) {
-        diags_.error(m->range, fname + "() mask must be bool, got " + mask->type().str());
-        return EVal::error();
-      }
-      auto s = ir::broadcastShapes(shape, mask->type().shape);
-      if (!s) {
-        diags_.error(m->range, "mask of shape " + dimsStr(mask->type().shape) + " does not broadcast with " +
-                                   dimsStr(shape));
-        return EVal::error();
-      }
-      shape = *s;
-    }
+    if (!maskArg(fname, args, shape, mask)) return EVal::error();
     if (val->type().shape.size() > shape.size() || !ir::broadcastShapes(shape, val->type().shape) ||
         *ir::broadcastShapes(shape, val->type().shape) != shape) {
       diags_.error(args.pos[1].range, "value of shape " + dimsStr(val->type().shape) +

@@ -84,6 +84,11 @@ public:
   /// An element type named in a type: a dtype const parameter or a dtype name.
   std::optional<ir::DType> resolveDType(const std::string& name) const;
   std::optional<std::vector<int64_t>> shapeArg(const EVal& v);
+  /// Broadcasts the indices of `view` into `shape`; false (reported) when they do not broadcast.
+  bool indexShape(const EVal& view, std::vector<int64_t>& shape);
+  /// The optional `mask =` argument of fname(): a bool tile broadcast into
+  /// `shape`, null when absent; false (reported) when it is not one.
+  bool maskArg(const std::string& fname, const CallArgs& args, std::vector<int64_t>& shape, ir::Value*& mask);
   std::string typeStr(const EVal& v) const;
 
 private:
