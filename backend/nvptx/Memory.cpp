@@ -104,6 +104,16 @@ static void elementAddress(Lowerer& L, const Access& a, size_t r, llvm::Value*& 
   }
 }
 
+// Element r of an access laid out as `lay`: its offset, and whether it is
+// accessed (in bounds, not layout padding, mask on). With k > 0 its indices
+// are register r - k's plus k (see elementAddress), from `lastBase`.
+static void elementAt(Lowerer& L, const Access& a, const ir::TileLayout& lay, size_t r, llvm::Value*& valid,
+                      llvm::Value*& offset, int64_t k = 0, llvm::Value* lastBase = nullptr) {
+  elementAddress(L, a, r - static_cast<size_t>(k), valid, offset, k, lastBase);
+  valid = L.andAll(valid, L.elemValid(lay, static_cast<int64_t>(r)));
+  if (a.mask) valid = L.andAll(valid, a.mask->regs[a.mask->layout.uniform ? 0 : r]);
+}
+
 // The innermost index (i64) of register r, behind an opaque copy: emitted at
 // the top of a chunk's element-by-element fallback, it keeps the V per-element
 // indices, compares and addresses derived from it inside that cold block
@@ -303,9 +313,7 @@ TV Lowerer::loadAt(const ir::Operation& op, const std::vector<int64_t>& shape) {
   // Element r; with k > 0, its indices are register r - k's plus k (see elementAddress).
   auto scalarLoad = [&](size_t r, int64_t k = 0, llvm::Value* lastBase = nullptr) -> llvm::Value* {
     llvm::Value *valid, *off;
-    elementAddress(*this, a, r - static_cast<size_t>(k), valid, off, k, lastBase);
-    valid = andAll(valid, elemValid(out.layout, static_cast<int64_t>(r)));
-    if (a.mask) valid = andAll(valid, a.mask->regs[a.mask->layout.uniform ? 0 : r]);
+    elementAt(*this, a, out.layout, r, valid, off, k, lastBase);
     llvm::Value* dflt = a.other ? a.other->regs[a.other->layout.uniform ? 0 : r] : zero();
     return guardedLoad(mem, rt.dtype, valid, off, dflt);
   };
@@ -370,9 +378,8 @@ Status Lowerer::lowerStore(const ir::Operation& op) {
   llvm::Value* only0 = lay.uniform ? b.CreateICmpEQ(tid, i32(0)) : nullptr;
   auto scalarStore = [&](size_t r, int64_t k = 0, llvm::Value* lastBase = nullptr) {
     llvm::Value *valid, *off;
-    elementAddress(*this, a, r - static_cast<size_t>(k), valid, off, k, lastBase);
-    valid = andAll(andAll(valid, elemValid(lay, static_cast<int64_t>(r))), only0);
-    if (a.mask) valid = andAll(valid, a.mask->regs[a.mask->layout.uniform ? 0 : r]);
+    elementAt(*this, a, lay, r, valid, off, k, lastBase);
+    valid = andAll(valid, only0);
     llvm::Value* v = memVal(r);
     emitIf(valid, [&] { b.CreateAlignedStore(v, b.CreateGEP(ty, mem.base, off), llvm::Align(bytes)); });
   };
@@ -432,10 +439,8 @@ Status Lowerer::lowerCopyAsync(const ir::Operation& op) {
   const int64_t V = lay.vec;
   auto elementCopy = [&](size_t r, int64_t k = 0, llvm::Value* dBase = nullptr, llvm::Value* sBase = nullptr) {
     llvm::Value *dValid, *dOff, *sValid, *sOff;
-    elementAddress(*this, ad, r - static_cast<size_t>(k), dValid, dOff, k, dBase);
-    elementAddress(*this, as, r - static_cast<size_t>(k), sValid, sOff, k, sBase);
-    dValid = andAll(dValid, elemValid(lay, static_cast<int64_t>(r)));
-    if (as.mask) sValid = andAll(sValid, as.mask->regs[as.mask->layout.uniform ? 0 : r]);
+    elementAt(*this, ad, lay, r, dValid, dOff, k, dBase);
+    elementAt(*this, as, lay, r, sValid, sOff, k, sBase);
     llvm::Value* v = guardedLoad(src, src.dtype, sValid, sOff, llvm::Constant::getNullValue(ty));
     emitIf(dValid, [&] { b.CreateAlignedStore(v, b.CreateGEP(ty, dst.base, dOff), llvm::Align(bytes)); });
   };
@@ -470,6 +475,14 @@ Status Lowerer::lowerCopyAsync(const ir::Operation& op) {
   return Status::ok();
 }
 
+// One relaxed, device-scope atomic add of v at element offset `off`; its old value.
+static llvm::Value* atomicAdd(Lowerer& L, const Mem& mem, llvm::Value* off, llvm::Value* v) {
+  llvm::Type* ty = L.memType(mem.dtype);
+  const auto align = llvm::Align(L.mod.getDataLayout().getTypeAllocSize(ty));
+  return L.b.CreateAtomicRMW(ir::isFloat(mem.dtype) ? llvm::AtomicRMWInst::FAdd : llvm::AtomicRMWInst::Add,
+                             L.b.CreateGEP(ty, mem.base, off), v, align, llvm::AtomicOrdering::Monotonic);
+}
+
 // An f32 atomic add whose old values nobody reads, to global memory along
 // contiguous runs: `red.global.add.v4.f32` (sm_90) adds a chunk's 16 bytes in
 // one request instead of one per element (132 CTAs adding 8192-column partial
@@ -496,14 +509,8 @@ static void emitVectorRed(Lowerer& L, const Access& a, const TV& val) {
     llvm::Value* base = lastIndexBase(L, a, r0);
     for (size_t r = r0; r < r0 + static_cast<size_t>(V); ++r) {
       llvm::Value *valid, *off;
-      elementAddress(L, a, r0, valid, off, static_cast<int64_t>(r - r0), base);
-      valid = L.andAll(valid, L.elemValid(val.layout, static_cast<int64_t>(r)));
-      if (a.mask) valid = L.andAll(valid, a.mask->regs[a.mask->layout.uniform ? 0 : r]);
-      llvm::Value* v = val.regs[r];
-      L.emitIf(valid, [&] {
-        b.CreateAtomicRMW(llvm::AtomicRMWInst::FAdd, b.CreateGEP(f32, a.mem->base, off), v, llvm::Align(4),
-                          llvm::AtomicOrdering::Monotonic);
-      });
+      elementAt(L, a, val.layout, r, valid, off, static_cast<int64_t>(r - r0), base);
+      L.emitIf(valid, [&] { atomicAdd(L, *a.mem, off, val.regs[r]); });
     }
     return std::vector<llvm::Value*>{};
   };
@@ -529,7 +536,6 @@ Status Lowerer::lowerAtomic(const ir::Operation& op) {
   const TV val = broadcastTo(op.operand(static_cast<unsigned>(1 + rank)), shape);
   llvm::Type* ty = memType(mem.dtype);
   const auto align = llvm::Align(mod.getDataLayout().getTypeAllocSize(ty));
-  const bool isFp = ir::isFloat(mem.dtype);
   TV out = makeTV(op.result()->type());
   const ir::TileLayout& lay = val.layout;
   if (!op.result()->hasUses() && mem.addrSpace == 1 && mem.dtype == ir::DType::F32 && !lay.uniform &&
@@ -542,14 +548,10 @@ Status Lowerer::lowerAtomic(const ir::Operation& op) {
   llvm::Value* only0 = lay.uniform ? b.CreateICmpEQ(tid, i32(0)) : nullptr;
   for (size_t r = 0; r < out.regs.size(); ++r) {
     llvm::Value *valid, *off;
-    elementAddress(*this, a, r, valid, off);
-    valid = andAll(andAll(valid, elemValid(lay, static_cast<int64_t>(r))), only0);
-    if (a.mask) valid = andAll(valid, a.mask->regs[a.mask->layout.uniform ? 0 : r]);
+    elementAt(*this, a, lay, r, valid, off);
+    valid = andAll(valid, only0);
     llvm::Value* v = val.regs[lay.uniform ? 0 : r];
-    auto add = [&] {
-      return b.CreateAtomicRMW(isFp ? llvm::AtomicRMWInst::FAdd : llvm::AtomicRMWInst::Add,
-                               b.CreateGEP(ty, mem.base, off), v, align, llvm::AtomicOrdering::Monotonic);
-    };
+    auto add = [&] { return atomicAdd(*this, mem, off, v); };
     if (!valid) {
       out.regs[r] = add();
       continue;
