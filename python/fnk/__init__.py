@@ -206,7 +206,7 @@ class Module:
         return list(super().__dir__()) + list(self.kernels)
 
     def _kernel_text(self, emit, kernel, consts):
-        """emit (fnk_kernel_ir or fnk_kernel_ptx) for `kernel` at `consts`."""
+        """emit (fnk_kernel_ir, fnk_kernel_ptx or fnk_kernel_occupancy) for `kernel` at `consts`."""
         texts = {k: _const_text(v) for k, v in consts.items()}
         names = list(texts)
         err = ctypes.c_void_p()

@@ -54,6 +54,9 @@ def main():
     only = [k for k in os.environ.get("FNK_CHECK_ONLY", "").split(",") if k]
     if only:
         all_ = [c for c in all_ if any(k in c[3] for k in only)]
+        if not all_:  # a filter that selects nothing must not pass as "0/0"
+            print(f"FAIL: FNK_CHECK_ONLY={os.environ['FNK_CHECK_ONLY']} selects no case")
+            return 1
     log = open(os.path.join(outdir, "checks.log"), "w")
     results = []
     with ThreadPoolExecutor(max_workers=int(os.environ.get("FNK_JOBS", "12"))) as ex:
