@@ -128,11 +128,11 @@ class _Dit(torch.autograd.Function):
         # reduce), 16: 134 + 27, 32: 127 + 48; so about 4 CTAs per SM in all.
         sb = max(1, min(S, (4 * torch.cuda.get_device_properties(0).multi_processor_count) // B))
         dx = torch.empty_like(x)
-        parts = [torch.empty(B, sb, H, device=DEV, dtype=torch.float32) for _ in range(4)]
-        m.dit_modulate_bwd(x, w, b, scale, dy.contiguous(), mean, rstd, dx, *parts, BLOCK_H=schedules.block(H))
+        parts = [torch.empty(B, sb, H, device=DEV, dtype=torch.float32) for _ in range(2)]
+        m.dit_modulate_bwd(x, w, scale, dy.contiguous(), mean, rstd, dx, *parts, BLOCK_H=schedules.block(H))
         dscale, dshift = torch.empty_like(scale), torch.empty_like(scale)
         dw, db = torch.empty_like(w), torch.empty_like(b)
-        m.dit_modulate_bwd_reduce(*parts, dscale, dshift, dw, db)
+        m.dit_modulate_bwd_reduce(w, b, scale, *parts, dscale, dshift, dw, db)
         return dx, dw, db, dscale, dshift, None
 
 

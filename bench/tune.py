@@ -83,19 +83,21 @@ def dit_sweep(dit, fwd_configs, sbs, bwd_warps, tag="", reduce_tiles=lambda sb: 
     ref_dx = ln_dx_ref(xd, dyd.float() * (1 + sc.float()[:, None, :]) * wd.float(), md, rd)
     CHECKS["DiT bwd 56x1024x1024 (dx, partials)"] = lambda: rel_err(dxd, ref_dx)
     for sb in sbs:
-        parts = [torch.empty(B, sb, H, device=DEV) for _ in range(4)]
+        parts = [torch.empty(B, sb, H, device=DEV) for _ in range(2)]  # the stdlib's s0, s1
+        parts4 = [torch.empty(B, sb, H, device=DEV) for _ in range(4)]  # the variants' pscale, pshift, pw, pb
         for wp in bwd_warps:
             yield ("DiT bwd 56x1024x1024 (dx, partials)", f"SB={sb} WARPS={wp}", 3 * B * S * H * 2,
-                   lambda wp=wp, parts=parts: dit.dit_modulate_bwd(xd, wd, bd, sc, dyd, md, rd, dxd, *parts, WARPS=wp))
+                   lambda wp=wp, parts=parts: dit.dit_modulate_bwd(xd, wd, sc, dyd, md, rd, dxd, *parts, WARPS=wp))
         for config, esb, call in extra_bwd:
             if esb == sb:
                 yield ("DiT bwd 56x1024x1024 (dx, partials)", config, 3 * B * S * H * 2,
-                       lambda call=call, parts=parts: call(xd, wd, bd, sc, dyd, md, rd, dxd, *parts))
+                       lambda call=call, parts=parts4: call(xd, wd, bd, sc, dyd, md, rd, dxd, *parts))
         bf = torch.bfloat16
         outs = [torch.empty(B, H, device=DEV, dtype=bf) for _ in range(2)] + [torch.empty(H, device=DEV, dtype=bf) for _ in range(2)]
         for bn, bb in reduce_tiles(sb):
-            yield ("DiT bwd reduce 56x1024x1024", f"SB={sb} BLOCK_N={bn} BLOCK_B={bb}", 4 * B * sb * H * 4,
-                   lambda parts=parts, outs=outs, bn=bn, bb=bb: dit.dit_modulate_bwd_reduce(*parts, *outs, BLOCK_N=bn, BLOCK_B=bb))
+            yield ("DiT bwd reduce 56x1024x1024", f"SB={sb} BLOCK_N={bn} BLOCK_B={bb}", 2 * B * sb * H * 4,
+                   lambda parts=parts, outs=outs, bn=bn, bb=bb:
+                   dit.dit_modulate_bwd_reduce(wd, bd, sc, *parts, *outs, BLOCK_N=bn, BLOCK_B=bb))
 
 
 def cases():
@@ -224,6 +226,9 @@ def variant_cases():
                lambda wp=wp: ln.layernorm_bwd(x4, w4, dy4, mean4, rstd4, dx4, dwp4, dbp4, BLOCK_N=N4, WARPS=wp))
         yield (f"LayerNorm bwd {M4}x{N4} (dx, partials)", f"wrow WARPS={wp} P=1x", 3 * M4 * N4 * 2,
                lambda wp=wp: var.ln_bwd_wrow(x4, w4, dy4, mean4, rstd4, dx4, dwp4, dbp4, BLOCK_N=N4, WARPS=wp))
+    # backend v7's layernorm_bwd (dw, db after the sums, no prefetch) at 4096 columns
+    yield (f"LayerNorm bwd {M4}x{N4} (dx, partials)", "pf WARPS=16 PF=0 P=1x", 3 * M4 * N4 * 2,
+           lambda: var.ln_bwd_pf(x4, w4, dy4, mean4, rstd4, dx4, dwp4, dbp4, BLOCK_N=N4, WARPS=16, PF=0))
     del x4, dy4, dx4, ref4
     for pf in (0, 1):
         yield ("LayerNorm bwd 32768x8192 (dx, partials)", f"wl WARPS=16 PF={pf} P=1x", 3 * M * N * 2,
@@ -233,9 +238,6 @@ def variant_cases():
     for wp, pf in ((16, 0), (16, 1), (16, 2), (32, 0), (32, 1)):
         yield ("LayerNorm bwd 32768x8192 (dx, partials)", f"pf WARPS={wp} PF={pf} P=1x", 3 * M * N * 2,
                lambda wp=wp, pf=pf: var.ln_bwd_pf(x, w, dyl, mean, rstd, dxl, dwp, dbp, WARPS=wp, PF=pf))
-    for pf in (0, 1):  # updates before the reductions, fewer operations per element
-        yield ("LayerNorm bwd 32768x8192 (dx, partials)", f"alg WARPS=16 PF={pf} P=1x", 3 * M * N * 2,
-               lambda pf=pf: var.ln_bwd_alg(x, w, dyl, mean, rstd, dxl, dwp, dbp, WARPS=16, PF=pf))
     for wp in (8, 16):
         yield ("LayerNorm bwd 32768x8192 (dx, partials)", f"reload WARPS={wp} P=1x", 3 * M * N * 2,
                lambda wp=wp: var.ln_bwd_reload(x, w, dyl, mean, rstd, dxl, dwp, dbp, WARPS=wp))
@@ -250,9 +252,6 @@ def variant_cases():
     for wp, pf in ((16, 1), (16, 2), (32, 1)):
         yield ("RMSNorm bwd 32768x8192 (dx, partials)", f"pf WARPS={wp} PF={pf} P=1x", 3 * M * N * 2,
                lambda wp=wp, pf=pf: var.rms_bwd_pf(x, w, dy, rstd, dx, part, WARPS=wp, PF=pf))
-    for pf in (1, 2):  # dw updated before the reduction
-        yield ("RMSNorm bwd 32768x8192 (dx, partials)", f"early WARPS=16 PF={pf} P=1x", 3 * M * N * 2,
-               lambda pf=pf: var.rms_bwd_early(x, w, dy, rstd, dx, part, WARPS=16, PF=pf))
     for wp in (8, 16):
         yield ("RMSNorm bwd 32768x8192 (dx, partials)", f"reload WARPS={wp} P=1x", 3 * M * N * 2,
                lambda wp=wp: var.rms_bwd_reload(x, w, dy, rstd, dx, part, WARPS=wp))
@@ -269,8 +268,6 @@ def variant_cases():
                for sb, r, wp in ((16, 4, 4), (32, 4, 4), (8, 4, 4), (32, 2, 2), (64, 2, 2), (16, 8, 8), (32, 8, 4))]
     pf_bwd = [(f"pf SB={sb} WARPS={wp} PF={pf}", sb, lambda *t, wp=wp, pf=pf: var.dit_bwd_pf(*t, WARPS=wp, PF=pf))
               for sb, wp, pf in ((8, 4, 1), (8, 4, 2), (8, 4, 3), (16, 2, 2), (16, 4, 2))]
-    pf_bwd += [(f"alg SB={sb} WARPS={wp} PF={pf}", sb, lambda *t, wp=wp, pf=pf: var.dit_bwd_alg(*t, WARPS=wp, PF=pf))
-               for sb, wp, pf in ((8, 4, 1), (8, 4, 0), (16, 4, 1), (8, 2, 1))]
     pf_bwd += [(f"rows SB={sb} ROWS={r} WARPS={wp}", sb, lambda *t, r=r, wp=wp: var.dit_bwd_rows(*t, ROWS=r, WARPS=wp))
                for sb, r, wp in ((8, 2, 4), (16, 2, 4), (8, 4, 8), (16, 4, 8), (8, 8, 16), (8, 4, 4), (16, 4, 4),
                                  (8, 8, 8), (8, 2, 2), (16, 8, 4))]
@@ -363,12 +360,6 @@ def rows_variant_cases(rms, var, sms):
                 yield (wl, f"pf WARPS={wp} P={p} PF={pf}", nbytes,
                        lambda x=x, w=w, dy=dy, rstd=rstd, dx=dx, part=part, wp=wp, pf=pf:
                        var.rms_bwd_pf(x, w, dy, rstd, dx, part, WARPS=wp, PF=pf))
-        if N == 8192:  # dw updated before the reduction, deeper prefetch
-            for wp, p, pf in ((16, sms, 1), (16, sms, 2), (8, 2 * sms, 1)):
-                part = torch.empty(p, N, device=DEV)
-                yield (wl, f"early WARPS={wp} P={p} PF={pf}", nbytes,
-                       lambda x=x, w=w, dy=dy, rstd=rstd, dx=dx, part=part, wp=wp, pf=pf:
-                       var.rms_bwd_early(x, w, dy, rstd, dx, part, WARPS=wp, PF=pf))
         if N == 8192:  # dw summed in the same kernel (atomics, a last-CTA ticket) against two kernels
             dwb = torch.empty(N, device=DEV, dtype=bf)
             part2 = torch.empty(sms, N, device=DEV)
@@ -511,11 +502,11 @@ def wide_variant_cases(rms, var, sms):
                 yield (bwd, f"split_smem CLUSTER={c} BLOCK_N={bn} WARPS={wp} P={part.shape[0]} PF={pf}", 3 * M * N * 2,
                        lambda x=x, w=w, dy=dy, rstd=rstd, dx=dx, part=part, c=c, bn=bn, wp=wp, pf=pf:
                        rms.rmsnorm_bwd_split_smem(x, w, dy, rstd, dx, part, BLOCK_N=bn, CLUSTER=c, WARPS=wp, PF=pf))
-        for p, pf in (((7, 0), (7, 1), (14, 0), (14, 1)) if N > 65536 else ()):  # dw before the cluster reduction
+        for p in ((7, 14) if N > 65536 else ()):  # backend v7's order: dw after the cluster reduction
             part = torch.empty(p, N, device=DEV)
-            yield (bwd, f"split_early CLUSTER=16 BLOCK_N=16384 WARPS=16 P={p} PF={pf}", 3 * M * N * 2,
-                   lambda x=x, w=w, dy=dy, rstd=rstd, dx=dx, part=part, pf=pf:
-                   var.rms_bwd_split_early(x, w, dy, rstd, dx, part, BLOCK_N=16384, CLUSTER=16, WARPS=16, PF=pf))
+            yield (bwd, f"split_late CLUSTER=16 BLOCK_N=16384 WARPS=16 P={p}", 3 * M * N * 2,
+                   lambda x=x, w=w, dy=dy, rstd=rstd, dx=dx, part=part:
+                   var.rms_bwd_split_late(x, w, dy, rstd, dx, part, BLOCK_N=16384, CLUSTER=16, WARPS=16))
         for p, st in (((7, 2), (14, 2)) if N > 65536 else ()):  # x and dy a row ahead in shared memory (copy_async)
             part = torch.empty(p, N, device=DEV)
             yield (bwd, f"split_ring CLUSTER=16 BLOCK_N=16384 WARPS=16 P={p} S={st}", 3 * M * N * 2,

@@ -87,10 +87,11 @@ def dit_cases(rng, B, S, H):
            {"x": x, "w": w, "b": b, "scale": scale, "shift": shift}, ["y", "mean", "rstd"], {"eps": 1e-5}, {},
            {"WARPS": 1, "SB": 2})
     yield ("examples/dit_modulate.fnk", "dit_modulate_bwd",
-           {"x": x, "w": w, "b": b, "scale": scale, "dy": dy, "mean": mu, "rstd": r},
-           ["dx", "pscale", "pshift", "pw", "pb"], {}, {"SB": SB})
-    p = {k: rng.standard_normal((B, SB, H)) for k in ("pscale", "pshift", "pw", "pb")}
-    yield ("examples/dit_modulate.fnk", "dit_modulate_bwd_reduce", p, ["dscale", "dshift", "dw", "db"], {}, {})
+           {"x": x, "w": w, "scale": scale, "dy": dy, "mean": mu, "rstd": r},
+           ["dx", "ps0", "ps1"], {}, {"SB": SB})
+    p = {k: rng.standard_normal((B, SB, H)) for k in ("ps0", "ps1")}
+    yield ("examples/dit_modulate.fnk", "dit_modulate_bwd_reduce", {"w": w, "b": b, "scale": scale, **p},
+           ["dscale", "dshift", "dw", "db"], {}, {})
 
 
 def wide_cases(rng, M, N):

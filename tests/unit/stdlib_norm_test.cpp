@@ -581,29 +581,26 @@ TEST_P(DitTest, Bwd) {
     rstd.data[row] = toF32(st.rstd);
   }
   HostArray dx = makeArray(c.T, {B, S, H});
-  HostArray pscale = makeArray(DType::F32, {B, SB, H}), pshift = makeArray(DType::F32, {B, SB, H});
-  HostArray pw = makeArray(DType::F32, {B, SB, H}), pb = makeArray(DType::F32, {B, SB, H});
+  HostArray ps0 = makeArray(DType::F32, {B, SB, H}), ps1 = makeArray(DType::F32, {B, SB, H});
   HostArray dscale = makeArray(c.T, {B, H}), dshift = makeArray(c.T, {B, H});
   HostArray dw = makeArray(c.T, {H}), db = makeArray(c.T, {H});
   const Compiled& bwd =
       compile("examples/dit_modulate.fnk", "dit_modulate_bwd", consts(c.T, {{"BLOCK_H", c.blockH}}));
   ASSERT_TRUE(runKernel(bwd, {{"x", &in.x},
                               {"w", &in.w},
-                              {"b", &in.b},
                               {"scale", &in.scale},
                               {"dy", &dy},
                               {"mean", &mean},
                               {"rstd", &rstd},
                               {"dx", &dx},
-                              {"pscale", &pscale},
-                              {"pshift", &pshift},
-                              {"pw", &pw},
-                              {"pb", &pb}}));
+                              {"ps0", &ps0},
+                              {"ps1", &ps1}}));
   const Compiled& red = compile("examples/dit_modulate.fnk", "dit_modulate_bwd_reduce", consts(c.T, {}));
-  ASSERT_TRUE(runKernel(red, {{"pscale", &pscale},
-                              {"pshift", &pshift},
-                              {"pw", &pw},
-                              {"pb", &pb},
+  ASSERT_TRUE(runKernel(red, {{"w", &in.w},
+                              {"b", &in.b},
+                              {"scale", &in.scale},
+                              {"ps0", &ps0},
+                              {"ps1", &ps1},
                               {"dscale", &dscale},
                               {"dshift", &dshift},
                               {"dw", &dw},
