@@ -105,6 +105,16 @@ class _Dit(torch.autograd.Function):
             _Dit._mod = fnk.load(REPO / "examples" / "dit_modulate.fnk")
         return _Dit._mod
 
+    _ws = {}
+
+    @staticmethod
+    def workspace(H):
+        """dit_modulate_bwd_reduce's dw/db sums and tickets (32-column blocks): zeroed once here, left at zero by
+        every call, so one per width serves every backward on this stream."""
+        if H not in _Dit._ws:
+            _Dit._ws[H] = (torch.zeros(2, H, device=DEV), torch.zeros((H + 31) // 32, device=DEV, dtype=torch.int32))
+        return _Dit._ws[H]
+
     @staticmethod
     def forward(ctx, x, w, b, scale, shift, eps):
         m = _Dit.module()
@@ -132,7 +142,7 @@ class _Dit(torch.autograd.Function):
         m.dit_modulate_bwd(x, w, scale, dy.contiguous(), mean, rstd, dx, *parts, BLOCK_H=schedules.block(H))
         dscale, dshift = torch.empty_like(scale), torch.empty_like(scale)
         dw, db = torch.empty_like(w), torch.empty_like(b)
-        m.dit_modulate_bwd_reduce(w, b, scale, *parts, dscale, dshift, dw, db)
+        m.dit_modulate_bwd_reduce(w, b, scale, *parts, dscale, dshift, dw, db, *_Dit.workspace(H))
         return dx, dw, db, dscale, dshift, None
 
 

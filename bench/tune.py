@@ -65,7 +65,7 @@ def ln_dx_ref(x, g, mean, rstd):
 
 def dit_sweep(dit, fwd_configs, sbs, bwd_warps, tag="", reduce_tiles=lambda sb: ((32, 8),), extra_fwd=(), extra_bwd=()):
     """The DiT forward at each (SB, WARPS) of fwd_configs and the extra_fwd (config, call(*tensors)) candidates, then the
-    backward at each SB x WARPS and its reduce at each reduce_tiles(sb) (BLOCK_N, BLOCK_B); y and dx are judged."""
+    backward at each SB x WARPS and its reduce at each reduce_tiles(sb) (BLOCK_N, BLOCK_P); y and dx are judged."""
     B, S, H = 56, 1024, 1024
     t = dit_tensors(B, S, H)
     xd, wd, bd, sc, sh, yd, md, rd = t
@@ -94,10 +94,17 @@ def dit_sweep(dit, fwd_configs, sbs, bwd_warps, tag="", reduce_tiles=lambda sb: 
                        lambda call=call, parts=parts4: call(xd, wd, bd, sc, dyd, md, rd, dxd, *parts))
         bf = torch.bfloat16
         outs = [torch.empty(B, H, device=DEV, dtype=bf) for _ in range(2)] + [torch.empty(H, device=DEV, dtype=bf) for _ in range(2)]
-        for bn, bb in reduce_tiles(sb):
-            yield ("DiT bwd reduce 56x1024x1024", f"SB={sb} BLOCK_N={bn} BLOCK_B={bb}", 2 * B * sb * H * 4,
-                   lambda parts=parts, outs=outs, bn=bn, bb=bb:
-                   dit.dit_modulate_bwd_reduce(wd, bd, sc, *parts, *outs, BLOCK_N=bn, BLOCK_B=bb))
+        def reduce_err(parts=parts, outs=outs):
+            scf = 1 + sc.float()
+            s0, s1 = parts[0].sum(1), parts[1].sum(1)
+            return max(rel_err(outs[0], wd.float() * s1 + bd.float() * s0), rel_err(outs[1], s0),
+                       rel_err(outs[2], (scf * s1).sum(0)), rel_err(outs[3], (scf * s0).sum(0)))
+        CHECKS["DiT bwd reduce 56x1024x1024"] = reduce_err
+        for bn, bp in reduce_tiles(sb):
+            ws = (torch.zeros(2, H, device=DEV), torch.zeros(-(-H // bn), device=DEV, dtype=torch.int32))
+            yield ("DiT bwd reduce 56x1024x1024", f"SB={sb} BLOCK_N={bn} BLOCK_P={bp}", 2 * B * sb * H * 4,
+                   lambda parts=parts, outs=outs, bn=bn, bp=bp, ws=ws:
+                   dit.dit_modulate_bwd_reduce(wd, bd, sc, *parts, *outs, *ws, BLOCK_N=bn, BLOCK_P=bp))
 
 
 def cases():
@@ -275,7 +282,7 @@ def variant_cases():
                for sb, r, wp in ((8, 4, 4), (16, 4, 4), (8, 2, 2), (16, 2, 2), (8, 8, 8))]
     yield from dit_sweep(dit, ((64, 2),), (8, 16, 32), (2, 4), tag="stdlib ", extra_fwd=rows_fwd + tile_fwd + pf_fwd,
                          extra_bwd=pf_bwd,
-                         reduce_tiles=lambda sb: ((32, 8), (16, 8), (64, 8), (32, 16), (16, 16)) if sb == 8 else ((32, 8),))
+                         reduce_tiles=lambda sb: ((32, 8), (16, 8), (64, 8), (128, 8), (32, 4)) if sb == 8 else ((32, 8),))
     yield from short_fwd_cases(rms, ln)
     yield from short_bwd_cases(rms, ln, sms)
     yield from rows_variant_cases(rms, var, sms)

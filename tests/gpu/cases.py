@@ -90,8 +90,9 @@ def dit_cases(rng, B, S, H):
            {"x": x, "w": w, "scale": scale, "dy": dy, "mean": mu, "rstd": r},
            ["dx", "ps0", "ps1"], {}, {"SB": SB})
     p = {k: rng.standard_normal((B, SB, H)) for k in ("ps0", "ps1")}
+    # dw, db through atomics and a last-CTA ticket per 32-column block (acc and ticket start and end at 0).
     yield ("examples/dit_modulate.fnk", "dit_modulate_bwd_reduce", {"w": w, "b": b, "scale": scale, **p},
-           ["dscale", "dshift", "dw", "db"], {}, {})
+           ["dscale", "dshift", "dw", "db", "acc", "ticket"], {}, {"C": cdiv(H, 32)})
 
 
 def wide_cases(rng, M, N):
@@ -136,7 +137,7 @@ def wide_dit_cases(rng, B, S, H):
         if consts.get("WARPS") == 1:
             continue  # one warp over 4096 columns is 128 elements per lane: not a schedule anyone would run
         if c[1] == "dit_modulate_bwd_reduce":
-            yield base + ({**consts, "BLOCK_N": 1024, "BLOCK_P": 4},)
+            yield base[:5] + ({"C": cdiv(H, 1024)},) + ({**consts, "BLOCK_N": 1024, "BLOCK_P": 4},)
         else:
             yield base + ({**consts, "BLOCK_H": 4096},)
 

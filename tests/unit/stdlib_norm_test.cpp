@@ -595,7 +595,14 @@ TEST_P(DitTest, Bwd) {
                               {"dx", &dx},
                               {"ps0", &ps0},
                               {"ps1", &ps1}}));
-  const Compiled& red = compile("examples/dit_modulate.fnk", "dit_modulate_bwd_reduce", consts(c.T, {}));
+  // dw and db are summed atomically into acc; the last CTA of each column
+  // block (by ticket) writes them and leaves acc and ticket at zero.
+  const int64_t blockN = 32, C = cdiv(H, blockN);
+  HostArray acc = makeArray(DType::F32, {2, H}), ticket = makeArray(DType::I32, {C});
+  std::fill(acc.data.begin(), acc.data.end(), 0.0);
+  std::fill(ticket.data.begin(), ticket.data.end(), 0.0);
+  const Compiled& red =
+      compile("examples/dit_modulate.fnk", "dit_modulate_bwd_reduce", consts(c.T, {{"BLOCK_N", blockN}}));
   ASSERT_TRUE(runKernel(red, {{"w", &in.w},
                               {"b", &in.b},
                               {"scale", &in.scale},
@@ -604,7 +611,11 @@ TEST_P(DitTest, Bwd) {
                               {"dscale", &dscale},
                               {"dshift", &dshift},
                               {"dw", &dw},
-                              {"db", &db}}));
+                              {"db", &db},
+                              {"acc", &acc},
+                              {"ticket", &ticket}}));
+  EXPECT_TRUE(std::all_of(acc.data.begin(), acc.data.end(), [](double v) { return v == 0.0; }));
+  EXPECT_TRUE(std::all_of(ticket.data.begin(), ticket.data.end(), [](double v) { return v == 0.0; }));
 
   // xhat = (x - mean) * rstd, h = xhat * w + b, dh = dy * (1 + scale[b]), g = dh * w:
   // dx = rstd * (g - mean_j(g) - xhat * mean_j(g * xhat));
