@@ -109,10 +109,10 @@ class _Dit(torch.autograd.Function):
 
     @staticmethod
     def workspace(H):
-        """dit_modulate_bwd_reduce's dw/db sums and tickets (32-column blocks): zeroed once here, left at zero by
+        """dit_modulate_bwd_reduce's dw/db sums and tickets (its default 64-column blocks): zeroed once here, left at zero by
         every call, so one per width serves every backward on this stream."""
         if H not in _Dit._ws:
-            _Dit._ws[H] = (torch.zeros(2, H, device=DEV), torch.zeros((H + 31) // 32, device=DEV, dtype=torch.int32))
+            _Dit._ws[H] = (torch.zeros(2, H, device=DEV), torch.zeros((H + 63) // 64, device=DEV, dtype=torch.int32))
         return _Dit._ws[H]
 
     @staticmethod
