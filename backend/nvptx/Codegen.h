@@ -31,6 +31,7 @@ enum class Knob {
   Unroll,              // FNK_UNROLL: unroll loops that load by this factor
   ClusterAsync,        // FNK_CLUSTER_ASYNC (default 1): scalar cluster.reduce by st.async and mbarriers
   NoWarpRows,          // FNK_NO_WARP_ROWS: no rows-in-warps layout (read by ir/passes/Layout.cpp)
+  UniformPrefetch,     // FNK_UNIFORM_PREFETCH: prefetched scalars loaded by every lane, not lane 0 and a shuffle
 };
 /// The knob's variable as an integer (a non-numeric text counts as 1), or
 /// `dflt` when it is unset or empty.

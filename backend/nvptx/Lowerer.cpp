@@ -810,11 +810,23 @@ Status Lowerer::lowerFor(const ir::Operation& op) {
     if (maxChunks < minChunks || pfRegs > 40 || !fits) pf.clear();
   }
   const int64_t depth = pf.empty() ? 0 : std::max<int64_t>(asked, 1);
+  // A prefetched scalar (a row's mean or rstd) is loaded by lane 0 of each
+  // warp and shuffled to the others when its iteration comes. Loaded by every
+  // lane, it is a uniform value, which ptxas moves into a uniform register
+  // right at the load (R2UR): the warp then waits there for the DRAM round
+  // trip, a row ahead of when the value is needed (layernorm_bwd: 41% of the
+  // stall samples, docs/perf-notes.md "GPU backend v8"). FNK_UNIFORM_PREFETCH=1
+  // restores the all-lanes load.
+  const bool laneZero = !knob(Knob::UniformPrefetch);
+  auto isScalarPf = [&](const ir::Operation* lop) { return laneZero && lop->result()->type().isScalar(); };
   auto lowerAt = [&](const ir::Operation* lop, llvm::Value* ivVal, TV& outTV) -> Status {
     TV ivT = makeTV(ivArg->type());
     ivT.regs[0] = ivVal;
     tiles[ivArg] = ivT;
-    if (Status s = lowerOp(*lop); !s) return s;
+    laneZeroScalarLoads_ = isScalarPf(lop);
+    Status s = lowerOp(*lop);
+    laneZeroScalarLoads_ = false;
+    if (!s) return s;
     outTV = tiles[lop->result()];
     tiles.erase(lop->result());
     tiles.erase(ivArg);
@@ -888,7 +900,9 @@ Status Lowerer::lowerFor(const ir::Operation& op) {
       if (Status s = lowerAt(pf[i], ivAhead, pfNext[(depth - 1) * n + i]); !s) return s;
     for (size_t j = 0; j + n < pfCur.size(); ++j) pfNext[j] = pfCur[j + n];
     for (size_t i = 0; i < n; ++i) {
-      tiles[pf[i]->result()] = pfCur[i];
+      TV t = pfCur[i];
+      if (isScalarPf(pf[i])) t.regs[0] = shuffleIdx(t.regs[0], 0);
+      tiles[pf[i]->result()] = t;
       early.insert(pf[i]);
     }
   }
