@@ -198,9 +198,6 @@ def variant_cases():
     for bn, wp in ((2048, 4), (2048, 2), (2048, 8), (1024, 4), (4096, 4), (4096, 8), (8192, 8)):
         yield ("LayerNorm fwd 32768x8192", f"stdlib BLOCK_N={bn} WARPS={wp}", fwd,
                lambda bn=bn, wp=wp: ln.layernorm_fwd(x, w, b, y, mean, rstd, eps=1e-6, BLOCK_N=bn, WARPS=wp))
-    for bn, wp, pf in ((2048, 4, 1), (2048, 4, 2), (2048, 4, 3), (2048, 4, 4), (1024, 4, 3), (1024, 2, 4), (2048, 8, 3)):
-        yield ("LayerNorm fwd 32768x8192", f"chunk_pf BLOCK_N={bn} WARPS={wp} PF={pf}", fwd,
-               lambda bn=bn, wp=wp, pf=pf: var.ln_fwd_chunk_pf(x, w, b, y, mean, rstd, eps=1e-6, BLOCK_N=bn, WARPS=wp, PF=pf))
     for p, wp, pf in ((sms, 16, 1), (sms, 16, 2), (sms, 16, 3), (2 * sms, 8, 2)):
         yield ("LayerNorm fwd 32768x8192", f"pf P={p} WARPS={wp} PF={pf}", fwd,
                lambda p=p, wp=wp, pf=pf: var.ln_fwd_pf(x, w, b, y, mean, rstd, eps=1e-6, P=p, WARPS=wp, PF=pf))

@@ -4,7 +4,6 @@
 #include "backend/nvptx/Lowerer.h"
 
 #include <cstdlib>
-#include <algorithm>
 #include <functional>
 #include <set>
 
@@ -749,48 +748,20 @@ Status Lowerer::lowerFor(const ir::Operation& op) {
   // in flight during this row's reductions. Past the end the row index is
   // out of bounds and the loads are masked off (no memory access). D is the
   // kernel's `launch(prefetch = D)`; without it, 1 when the registers allow.
-  //
-  // With a prefetch the kernel asked for, a load's indices and mask may also
-  // be computed in the body from the induction variable by index arithmetic
-  // (a chunk loop's `c0 + arange(0, BLOCK_N)` and `cols < N`): that chain is
-  // lowered ahead with the load, and again in the body for its other uses.
   const int64_t asked = fn.prefetch();
   const bool noPrefetch = knob(Knob::NoPrefetch) != 0 || asked == 0;
   const ir::Value* ivArg = body.argument(0);
   std::vector<const ir::Operation*> pf;
-  std::unordered_map<const ir::Operation*, std::vector<const ir::Operation*>> pfChain;  // load -> its index ops
-  // Whether `v` is the induction variable, a value from outside the loop, or
-  // index arithmetic of those in the body (its ops appended to `chain` in
-  // order); `usesIv` is set when the induction variable is among its leaves.
-  std::function<bool(const ir::Value*, std::vector<const ir::Operation*>&, bool&)> ivIndex =
-      [&](const ir::Value* v, std::vector<const ir::Operation*>& chain, bool& usesIv) {
-        if (v == ivArg) return usesIv = true;
-        if (tiles.count(v)) return true;  // defined outside the loop (body values are not lowered yet)
-        const ir::Operation* d = v->definingOp();
-        if (asked <= 0 || !d || d->parentBlock() != &body || chain.size() > 16) return false;
-        switch (d->kind()) {
-          case ir::OpKind::Constant: case ir::OpKind::Arange: case ir::OpKind::Broadcast:
-          case ir::OpKind::ExpandDims: case ir::OpKind::Add: case ir::OpKind::Sub: case ir::OpKind::Mul:
-          case ir::OpKind::Min: case ir::OpKind::Max: case ir::OpKind::Cmp: case ir::OpKind::And: break;
-          default: return false;
-        }
-        if (std::find(chain.begin(), chain.end(), d) != chain.end()) return true;
-        for (const ir::Value* o : d->operands())
-          if (!ivIndex(o, chain, usesIv)) return false;
-        chain.push_back(d);
-        return true;
-      };
   for (const auto& bop : body.ops()) {
     if (noPrefetch || bop->kind() != ir::OpKind::Load) continue;
     auto mit = mems.find(bop->operand(0));
     if (mit == mems.end() || mit->second.addrSpace != 1 || written.count(bop->operand(0))) continue;
     bool ok = true, usesIv = false;
-    std::vector<const ir::Operation*> chain;
-    for (unsigned i = 1; ok && i < bop->numOperands(); ++i) ok = ivIndex(bop->operand(i), chain, usesIv);
-    if (ok && usesIv) {
-      pf.push_back(bop.get());
-      pfChain[bop.get()] = std::move(chain);
+    for (unsigned i = 1; ok && i < bop->numOperands(); ++i) {
+      if (bop->operand(i) == ivArg) usesIv = true;
+      else ok = tiles.count(bop->operand(i)) != 0;  // defined outside the loop (body values are not lowered yet)
     }
+    if (ok && usesIv) pf.push_back(bop.get());
   }
   // Without a prefetch the kernel asked for, only when what stays live across
   // the loop fits in half the register cap (65536 / (T x resident CTAs), at
@@ -852,12 +823,9 @@ Status Lowerer::lowerFor(const ir::Operation& op) {
     TV ivT = makeTV(ivArg->type());
     ivT.regs[0] = ivVal;
     tiles[ivArg] = ivT;
-    for (const ir::Operation* c : pfChain[lop])
-      if (Status s = lowerOp(*c); !s) return s;
     laneZeroScalarLoads_ = isScalarPf(lop);
     Status s = lowerOp(*lop);
     laneZeroScalarLoads_ = false;
-    for (const ir::Operation* c : pfChain[lop]) tiles.erase(c->result());
     if (!s) return s;
     outTV = tiles[lop->result()];
     tiles.erase(lop->result());

@@ -115,7 +115,7 @@ int64_t knob(Knob k, int64_t dflt) {
 }
 
 std::string loweringKey() {
-  std::string k = "nvptx-v1.18";  // bump with every change to the lowering
+  std::string k = "nvptx-v1.17";  // bump with every change to the lowering
   for (const std::string& t : knobTexts()) k += "|" + t;
   return k;
 }
