@@ -114,7 +114,8 @@ def rms_bwd(n, resident=None):
     columns keep dw in shared memory, with 6 CTAs per SM over the 16-CTA
     clusters (1024x262144: 639 us, against 661 at 4 and 668 at 8, and 900 for
     rmsnorm_bwd_split), or the clusters resident at once (_resident_grid:
-    620 us). One CTA per SM for the row kernel (1, 2 and 4 per SM ran within
+    620 us; 580 since the kernel updates dw before its cluster reduction,
+    backend v8). One CTA per SM for the row kernel (1, 2 and 4 per SM ran within
     1% at 32768x8192; more only add partial rows)."""
     if n <= 2048:
         return Launch("rmsnorm_bwd_rows", rows_tile(n, 4 if n <= 512 else 8, elems=2048), per_sm=4)
@@ -143,7 +144,8 @@ def ln_bwd(n):
     (131072x512 114 us, against 160 in the blocked layout and 521 one row at
     a time), at 4 up to 1024 (65536x1024 121, against 149 for 2048-element
     tiles); 2048 columns in 2048-element tiles at 4 warps, 4 per SM
-    (32768x2048 125 against 162 for two rows at 8 warps)."""
+    (32768x2048 125 against 162 for two rows at 8 warps); one row per step
+    beyond (32768x8192: 402 us, backend v8)."""
     if n <= 1024:
         return Launch("layernorm_bwd_rows", rows_tile(n, 8 if n <= 512 else 4), per_sm=2)
     if n <= 2048:
