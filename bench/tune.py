@@ -201,7 +201,9 @@ def variant_cases():
     for p, wp, pf in ((sms, 16, 1), (sms, 16, 2), (sms, 16, 3), (2 * sms, 8, 2)):
         yield ("LayerNorm fwd 32768x8192", f"pf P={p} WARPS={wp} PF={pf}", fwd,
                lambda p=p, wp=wp, pf=pf: var.ln_fwd_pf(x, w, b, y, mean, rstd, eps=1e-6, P=p, WARPS=wp, PF=pf))
-    for wp, ctas in ((8, 2), (8, 3), (16, 1), (16, 2)):
+    # (16, 3) and (16, 4): Inductor's LayerNorm forward runs 16-warp CTAs at 24 registers, four to an SM
+    # (docs/perf-notes.md, backend v2 and v8); ptxas fits row1 in 40 registers at 3 (4 bytes spilled).
+    for wp, ctas in ((8, 2), (8, 3), (16, 1), (16, 2), (16, 3), (16, 4)):
         yield ("LayerNorm fwd 32768x8192", f"row1 WARPS={wp} CTAS={ctas}", fwd,
                lambda wp=wp, ctas=ctas: var.ln_fwd_row1(x, w, b, y, mean, rstd, eps=1e-6, WARPS=wp, CTAS=ctas))
     for wp in (8, 16):
@@ -209,6 +211,9 @@ def variant_cases():
                lambda wp=wp: var.ln_fwd_reload(x, w, b, y, mean, rstd, eps=1e-6, WARPS=wp))
         yield ("LayerNorm fwd 32768x8192", f"reload3 WARPS={wp}", fwd,
                lambda wp=wp: var.ln_fwd_reload3(x, w, b, y, mean, rstd, eps=1e-6, WARPS=wp))
+    for ctas in (2, 3, 4):  # x read three times (the last two from L2), few registers: more CTAs per SM
+        yield ("LayerNorm fwd 32768x8192", f"reload3 WARPS=16 CTAS={ctas}", fwd,
+               lambda ctas=ctas: var.ln_fwd_reload3(x, w, b, y, mean, rstd, eps=1e-6, WARPS=16, CTAS=ctas))
     mean.copy_(torch.randn(M, device=DEV) * 0.1)
     rstd.copy_(torch.rand(M, device=DEV) + 0.5)
     dyl, dxl = torch.randn_like(x), torch.empty_like(x)
