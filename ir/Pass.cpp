@@ -2,6 +2,8 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <iostream>
 
 #include "ir/Printer.h"
@@ -10,6 +12,7 @@
 #include "ir/passes/Canonicalize.h"
 #include "ir/passes/DCE.h"
 #include "ir/passes/Layout.h"
+#include "ir/passes/Schedule.h"
 
 #pragma GCC diagnostic error "-Wswitch"
 
@@ -21,6 +24,8 @@ const std::vector<PassInfo>& allPasses() {
        runCanonicalize},
       {"cse", "merge pure ops with equal kind, operands, attributes and result types", runCSE},
       {"dce", "remove pure ops whose results are unused", runDCE},
+      {"schedule", "move pure ops that do not need a reduction's result above it when fewer values then live across it",
+       runSchedule},
       {"layout", "annotate tile-valued ops with their thread layout (blocked + vec, or uniform); GPU only", runLayout},
   };
   return passes;
@@ -33,6 +38,16 @@ const PassInfo* findPass(std::string_view name) {
 }
 
 namespace {
+
+/// FNK_SCHEDULE=1: the schedule pass in the default pipeline (an experiment
+/// knob; the GPU backend's kernel cache key includes it).
+bool scheduleEnabled() {
+  static const bool on = [] {
+    const char* e = std::getenv("FNK_SCHEDULE");
+    return e && *e && std::strcmp(e, "0") != 0;
+  }();
+  return on;
+}
 
 /// Runs passes one at a time with the pipeline's checks, printing and timing.
 class PipelineRunner {
@@ -114,6 +129,12 @@ bool runPipeline(Module& m, DiagEngine& diags, const PipelineOptions& opts) {
   // DCE last: canonicalize and CSE leave behind ops whose results lost their
   // last use (the inputs of folded arithmetic).
   p.run("dce");
+  // Scheduling around reductions, on the cleaned-up IR (what CSE merged is
+  // one value, what DCE removed is not live). Opt-in for now (FNK_SCHEDULE=1):
+  // it reorders the textbook backwards as backend v8 did by hand in the
+  // stdlib (docs/perf-notes.md), but moves three stdlib kernels' PTX that no
+  // GPU has timed yet.
+  if (scheduleEnabled()) p.run("schedule");
   // Layout assignment goes here: it annotates every tile value that survives,
   // so it must come after the cleanups above and before any lowering.
   return p.finish();

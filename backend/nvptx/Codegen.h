@@ -32,6 +32,7 @@ enum class Knob {
   ClusterAsync,        // FNK_CLUSTER_ASYNC (default 1): scalar cluster.reduce by st.async and mbarriers
   NoWarpRows,          // FNK_NO_WARP_ROWS: no rows-in-warps layout (read by ir/passes/Layout.cpp)
   UniformPrefetch,     // FNK_UNIFORM_PREFETCH: prefetched scalars loaded by every lane, not lane 0 and a shuffle
+  Schedule,            // FNK_SCHEDULE: the IR schedule pass in the pipeline (read by ir/Pass.cpp)
 };
 /// The knob's variable as an integer (a non-numeric text counts as 1), or
 /// `dflt` when it is unset or empty.

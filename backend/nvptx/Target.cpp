@@ -89,8 +89,9 @@ constexpr const char* kKnobNames[] = {"FNK_NO_CONTRACT",          "FNK_NO_HOIST"
                                       "FNK_PREFETCH_MIN_CHUNKS",  "FNK_PREFETCH_MAX_THREADS",
                                       "FNK_NO_SIBLING_REDUCE",    "FNK_NO_MINCTAS", "FNK_MINCTAS",
                                       "FNK_SCRATCH_BARRIERS",     "FNK_UNROLL",    "FNK_CLUSTER_ASYNC",
-                                      "FNK_NO_WARP_ROWS",         "FNK_UNIFORM_PREFETCH"};  // in Knob's order
-static_assert(std::size(kKnobNames) == static_cast<size_t>(Knob::UniformPrefetch) + 1, "one name per Knob");
+                                      "FNK_NO_WARP_ROWS",         "FNK_UNIFORM_PREFETCH",
+                                      "FNK_SCHEDULE"};  // in Knob's order
+static_assert(std::size(kKnobNames) == static_cast<size_t>(Knob::Schedule) + 1, "one name per Knob");
 
 /// Each knob's text ("" when unset), read once.
 const std::vector<std::string>& knobTexts() {
