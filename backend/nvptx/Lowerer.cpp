@@ -725,35 +725,21 @@ bool Lowerer::stepFromData(const ir::Value* step) {
   return false;
 }
 
-Status Lowerer::lowerFor(const ir::Operation& op) {
-  const ir::Block& body = op.region(0).front();
-  llvm::Value* lo = tile(op.operand(0)).regs[0];
-  llvm::Value* hi = tile(op.operand(1)).regs[0];
-  llvm::Value* step = tile(op.operand(2)).regs[0];
-  std::vector<TV> init;
-  for (unsigned i = 3; i < op.numOperands(); ++i) init.push_back(tile(op.operand(i)));
-  // A step of 0 or less would loop forever on the GPU (the interpreter stops
-  // with "step is 0; it must be positive"): trap instead, which the runtime
-  // reports as a fault of this kernel, where the step comes from a scalar
-  // argument or memory (stepFromData).
-  if (stepFromData(op.operand(2)))
-    emitIf(b.CreateICmpSLE(step, llvm::ConstantInt::get(step->getType(), 0)),
-           [&] { intrinsic(llvm::Intrinsic::trap, {}, {}); });
-
-  // Software pipelining of the body's leading loads: a load of a read-only
-  // global tensor whose operands are the induction variable or values from
-  // outside the loop is issued D iterations ahead (for iteration i + D at the
-  // top of iteration i, and for the first D before the loop), its values
-  // carried in registers through a queue of D, so the next rows' bytes are
-  // in flight during this row's reductions. Past the end the row index is
-  // out of bounds and the loads are masked off (no memory access). D is the
-  // kernel's `launch(prefetch = D)`; without it, 1 when the registers allow.
+// Software pipelining of a loop body's leading loads (lowerFor): a load of a
+// read-only global tensor whose operands are the induction variable or values
+// from outside the loop is issued D iterations ahead (for iteration i + D at
+// the top of iteration i, and for the first D before the loop), its values
+// carried in registers through a queue of D, so the next rows' bytes are in
+// flight during this row's reductions. Past the end the row index is out of
+// bounds and the loads are masked off (no memory access). D is the kernel's
+// `launch(prefetch = D)`; without it, 1 when the registers allow.
+std::vector<const ir::Operation*> Lowerer::prefetchLoads(const ir::Block& body, const std::vector<TV>& init) {
   const int64_t asked = fn.prefetch();
-  const bool noPrefetch = knob(Knob::NoPrefetch) != 0 || asked == 0;
+  if (knob(Knob::NoPrefetch) != 0 || asked == 0) return {};
   const ir::Value* ivArg = body.argument(0);
   std::vector<const ir::Operation*> pf;
   for (const auto& bop : body.ops()) {
-    if (noPrefetch || bop->kind() != ir::OpKind::Load) continue;
+    if (bop->kind() != ir::OpKind::Load) continue;
     auto mit = mems.find(bop->operand(0));
     if (mit == mems.end() || mit->second.addrSpace != 1 || written.count(bop->operand(0))) continue;
     bool ok = true, usesIv = false;
@@ -809,7 +795,27 @@ Status Lowerer::lowerFor(const ir::Operation& op) {
     const int64_t minChunks = std::max<int64_t>(1, knob(Knob::PrefetchMinChunks, 1));
     if (maxChunks < minChunks || pfRegs > 40 || !fits) pf.clear();
   }
-  const int64_t depth = pf.empty() ? 0 : std::max<int64_t>(asked, 1);
+  return pf;
+}
+
+Status Lowerer::lowerFor(const ir::Operation& op) {
+  const ir::Block& body = op.region(0).front();
+  llvm::Value* lo = tile(op.operand(0)).regs[0];
+  llvm::Value* hi = tile(op.operand(1)).regs[0];
+  llvm::Value* step = tile(op.operand(2)).regs[0];
+  std::vector<TV> init;
+  for (unsigned i = 3; i < op.numOperands(); ++i) init.push_back(tile(op.operand(i)));
+  // A step of 0 or less would loop forever on the GPU (the interpreter stops
+  // with "step is 0; it must be positive"): trap instead, which the runtime
+  // reports as a fault of this kernel, where the step comes from a scalar
+  // argument or memory (stepFromData).
+  if (stepFromData(op.operand(2)))
+    emitIf(b.CreateICmpSLE(step, llvm::ConstantInt::get(step->getType(), 0)),
+           [&] { intrinsic(llvm::Intrinsic::trap, {}, {}); });
+
+  const ir::Value* ivArg = body.argument(0);
+  const std::vector<const ir::Operation*> pf = prefetchLoads(body, init);
+  const int64_t depth = pf.empty() ? 0 : std::max<int64_t>(fn.prefetch(), 1);
   // A prefetched scalar (a row's mean or rstd) is loaded by lane 0 of each
   // warp and shuffled to the others when its iteration comes. Loaded by every
   // lane, it is a uniform value, which ptxas moves into a uniform register

@@ -184,6 +184,10 @@ public:
   /// read-only tensors issued again as tiles of it); nullopt when it cannot be.
   std::optional<TV> rematTile(const ir::Value* v, const std::vector<int64_t>& shape, int depth = 0);
   bool rematLoads_ = false;  // remat may read a tensor again (rematElems with perChunk)
+  /// The loads of a loop body that lowerFor issues ahead of their iteration
+  /// (`init`: the loop-carried values, for the register estimate); empty when
+  /// none qualify or, without `launch(prefetch = D)`, the registers do not allow.
+  std::vector<const ir::Operation*> prefetchLoads(const ir::Block& body, const std::vector<TV>& init);
   /// A load of `op`'s tensor at `shape` (its index operands broadcast to it).
   TV loadAt(const ir::Operation& op, const std::vector<int64_t>& shape);
   /// Scalar loads are issued by lane 0 of each warp only (lowerFor's prefetch
