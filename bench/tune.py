@@ -291,7 +291,7 @@ def variant_cases():
                                  (8, 8, 8), (8, 2, 2), (16, 8, 4))]
     pf_bwd += [(f"wr SB={sb} ROWS={r} WARPS={wp}", sb, lambda *t, r=r, wp=wp: var.dit_bwd_wr(*t, ROWS=r, WARPS=wp))
                for sb, r, wp in ((8, 4, 4), (16, 4, 4), (8, 2, 2), (16, 2, 2), (8, 8, 8))]
-    yield from dit_sweep(dit, ((64, 2),), (8, 16, 32), (2, 4), tag="stdlib ", extra_fwd=rows_fwd + tile_fwd + pf_fwd,
+    yield from dit_sweep(dit, ((64, 2),), (8, 16, 32), (2, 4, 8), tag="stdlib ", extra_fwd=rows_fwd + tile_fwd + pf_fwd,
                          extra_bwd=pf_bwd,
                          reduce_tiles=lambda sb: ((32, 8), (16, 8), (64, 8), (128, 8), (32, 4)) if sb == 8 else ((32, 8),))
     yield from short_fwd_cases(rms, ln)
