@@ -30,6 +30,9 @@ import fnk  # noqa: E402
 import fnk.torch as fnt  # noqa: E402
 from fnk import schedules  # noqa: E402
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import targets  # noqa: E402
+
 REPO = Path(__file__).resolve().parents[1]
 # One compiled function per peer serves every shape; without this dynamo gives
 # up after 8 shapes and silently runs eager.
@@ -326,15 +329,19 @@ def write_outputs(out, roof, rows, sweep):
                 w.writerow([f"sweep RMSNorm {'bwd' if bwd else 'fwd'} N={n} M={m}", impl, f"{us:.2f}",
                             f"{b / us / 1e3:.1f}", f"{b / us / 1e3 / roof:.3f}", f"{roof:.0f}"])
     print(f"\n{'workload (bf16 unless noted)':34} {'roofline':>8} {'fnk':>8} {'eager':>8} {'compile':>8}"
-          f" {'fnk GB/s':>8} {'of roof':>7} {'vs eager':>8} {'vs comp.':>8}   (us)")
+          f" {'fnk GB/s':>8} {'of roof':>7} {'vs eager':>8} {'vs comp.':>8}  target (us)")
+    verdicts = []
     for label, kind, shape, dt, bwd, b, res, errs in rows:
         floor = b / roof / 1e3
         f, e, c = (res.get(k) for k in ("fnk", "torch eager", "torch.compile"))
         fmt = lambda v: f"{v:8.1f}" if v else f"{'-':>8}"
         ratio = lambda p: f"{p / f:7.2f}x" if p and f else f"{'-':>8}"
+        text, met = targets.verdict(label, f, floor)
+        verdicts.append(met)
         print(f"{label:34} {floor:8.1f} {fmt(f)} {fmt(e)} {fmt(c)} "
-              f"{(b / f / 1e3 if f else 0):8.0f} {(b / f / 1e3 / roof if f else 0):6.0%} {ratio(e)} {ratio(c)}")
-    print("(vs eager / vs comp.: the peer's time over fnk's; above 1 means fnk is faster)")
+              f"{(b / f / 1e3 if f else 0):8.0f} {(b / f / 1e3 / roof if f else 0):6.0%} {ratio(e)} {ratio(c)}  {text}")
+    print("(vs eager / vs comp.: the peer's time over fnk's; above 1 means fnk is faster; target: issue 3, item 7)")
+    print(targets.summary(verdicts))
     try:
         sys.path.insert(0, str(Path(__file__).resolve().parent))
         import plot
