@@ -1,6 +1,6 @@
 """tests/gpu/hot_lines.py: the per-line stall summary of ncu's source page,
 on a trimmed copy of what ncu printed for layernorm_bwd in backend v8 (the
-tune.py and ncu lines around the CSV included, as hot_lines.sh captures them)."""
+tune.py and ncu lines around the CSV included, as `stalls.sh --lines` captures them)."""
 import csv
 import io
 import sys

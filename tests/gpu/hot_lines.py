@@ -3,7 +3,7 @@
     python3 tests/gpu/hot_lines.py NCU_CSV [--top N]
 
 NCU_CSV is what `ncu --section SourceCounters --page source --print-source
-sass --csv` prints for one kernel (tests/gpu/hot_lines.sh writes it). Prints
+sass --csv` prints for one kernel (`tests/gpu/stalls.sh --lines` writes it). Prints
 the warp instructions executed, then the SASS lines with the most stall
 samples: each one's share of all samples, its two largest stall reasons and
 the line before it (a stall is charged to the instruction that cannot issue,
