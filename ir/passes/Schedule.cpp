@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstddef>
 #include <iterator>
 #include <numeric>
 #include <unordered_map>
@@ -99,22 +100,42 @@ public:
 
     // Tile elements live across the reduction when the groups in `chosen`
     // move above it: values from ahead in the block or from a moved op with
-    // a use after the reduction that does not move.
+    // a use after the reduction that does not move. Each value's uses after
+    // the reduction are found once: as the candidate groups they fall in, or
+    // as a use outside every candidate (which keeps it live whatever moves).
+    struct Uses {
+      int64_t weight = 0;
+      bool pinned = false;           // used after the reduction outside the candidates
+      std::vector<size_t> groups;    // the candidates' groups that use it after the reduction
+      size_t definedBy = SIZE_MAX;   // its candidate's group, for a candidate's result
+    };
+    std::unordered_map<const Operation*, size_t> candIndex;
+    for (size_t c = 0; c < cand.size(); ++c) candIndex[cand[c]->get()] = c;
+    std::vector<Uses> uses;
+    auto collect = [&](const Value* v, size_t definedBy) {
+      Uses u;
+      u.weight = weight(v);
+      u.definedBy = definedBy;
+      for (const Operation* user : v->users()) {
+        const Operation* a = ancestorIn(b_, user);
+        if (!a || pos.at(a) <= rPos) continue;
+        if (auto f = candIndex.find(a); f != candIndex.end()) u.groups.push_back(groupOf[f->second]);
+        else u.pinned = true;
+      }
+      if (u.weight > 0 && (u.pinned || !u.groups.empty())) uses.push_back(std::move(u));
+    };
+    for (const Value* v : before) collect(v, SIZE_MAX);
+    for (size_t c = 0; c < cand.size(); ++c)
+      for (unsigned i = 0; i < (*cand[c])->numResults(); ++i) collect((*cand[c])->result(i), groupOf[c]);
     auto cost = [&](const std::vector<bool>& chosen) {
-      std::unordered_set<const Operation*> moved;
-      for (size_t c = 0; c < cand.size(); ++c)
-        if (chosen[groupOf[c]]) moved.insert(cand[c]->get());
-      auto liveAcross = [&](const Value* v) {
-        for (const Operation* u : v->users()) {
-          const Operation* a = ancestorIn(b_, u);
-          if (a && pos.at(a) > rPos && !moved.count(a)) return true;
-        }
-        return false;
-      };
       int64_t total = 0;
-      for (const Value* v : before) total += liveAcross(v) ? weight(v) : 0;
-      for (const Operation* op : moved)
-        for (unsigned i = 0; i < op->numResults(); ++i) total += liveAcross(op->result(i)) ? weight(op->result(i)) : 0;
+      for (const Uses& u : uses) {
+        // a candidate's result is live across only if its op moves
+        if (u.definedBy != SIZE_MAX && !chosen[u.definedBy]) continue;
+        bool live = u.pinned;
+        for (size_t g : u.groups) live = live || !chosen[g];
+        total += live ? u.weight : 0;
+      }
       return total;
     };
 
