@@ -1,5 +1,6 @@
 #include "ir/Pass.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -69,6 +70,7 @@ public:
 
   bool run(const char* name) {
     if (failed_) return false;
+    ran_.push_back(name);
     const PassInfo* p = findPass(name);
     auto t0 = std::chrono::steady_clock::now();
     bool ok = p && p->run(m_, diags_);
@@ -91,6 +93,13 @@ public:
   }
 
   bool finish() {
+    // A pass that exists but is not in this pipeline printed nothing: say so.
+    if (!failed_ && !opts_.printAfter.empty() &&
+        std::find(ran_.begin(), ran_.end(), opts_.printAfter) == ran_.end())
+      diags_.warning({}, "pass '" + opts_.printAfter + "' did not run in this pipeline, so --print-after printed nothing" +
+                             (opts_.printAfter == "schedule" ? " (FNK_SCHEDULE=1 adds it)"
+                              : opts_.printAfter == "layout" ? " (the GPU backend runs it; --pass=layout prints its result)"
+                                                             : ""));
     if (opts_.timePasses) {
       double total = 0;
       char line[96];
@@ -112,6 +121,7 @@ private:
   const PipelineOptions& opts_;
   std::ostream& out_;
   std::vector<std::pair<std::string, double>> times_;
+  std::vector<std::string> ran_;
   bool failed_ = false;
 };
 

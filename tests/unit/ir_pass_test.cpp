@@ -101,6 +101,22 @@ TEST(IRPass, PipelineRejectsBadInputAndUnknownNames) {
   EXPECT_NE(g.diags.str().find("unknown pass 'licm'"), std::string::npos);
 }
 
+TEST(IRPass, PrintAfterAPassThePipelineSkipsWarns) {
+  for (const char* name : {"layout", "cse"}) {
+    Fixture f(kModule);
+    std::ostringstream dump;
+    PipelineOptions opts;
+    opts.printAfter = name;
+    opts.dump = &dump;
+    ASSERT_TRUE(runPipeline(*f.module, f.diags, opts)) << f.diags.str();
+    const bool ran = std::string(name) == "cse";
+    EXPECT_EQ(dump.str().find("IR after") != std::string::npos, ran) << name;
+    EXPECT_EQ(f.diags.str().find("did not run in this pipeline, so --print-after printed nothing") != std::string::npos,
+              !ran)
+        << f.diags.str();
+  }
+}
+
 TEST(IRPass, RunPassRunsOnePass) {
   Fixture f(kModule);
   ASSERT_TRUE(runPass(*f.module, "dce", f.diags)) << f.diags.str();
