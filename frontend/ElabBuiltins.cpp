@@ -20,6 +20,10 @@ std::optional<int64_t> Elaborator::constInt(const EVal& v, const char* what) {
   return v.i;
 }
 
+std::optional<int64_t> Elaborator::constInt(const EVal* v, int64_t dflt, const char* what) {
+  return v ? constInt(*v, what) : dflt;
+}
+
 std::optional<DType> Elaborator::dtypeArg(const EVal& v) {
   if (v.isError()) return std::nullopt;
   if (v.kind != EVal::Kind::DType) {
@@ -157,19 +161,14 @@ EVal Elaborator::builtin(const std::string& fname, CallArgs& args, SourceRange r
   }
   if (fname == "program_id" || fname == "num_programs") {
     if (!expect(0, 1, {"axis"})) return EVal::error();
-    const EVal* ax = args.pos.empty() ? args.get("axis") : &args.pos[0];
-    int64_t axis = 0;
-    if (ax) {
-      auto a = constInt(*ax, "axis");
-      if (!a) return EVal::error();
-      axis = *a;
-    }
-    if (axis < 0 || axis > 2) {
-      diags_.error(r, fname + " axis must be 0, 1 or 2, got " + std::to_string(axis));
+    auto axis = constInt(args.pos.empty() ? args.get("axis") : &args.pos[0], 0, "axis");
+    if (!axis) return EVal::error();
+    if (*axis < 0 || *axis > 2) {
+      diags_.error(r, fname + " axis must be 0, 1 or 2, got " + std::to_string(*axis));
       return EVal::error();
     }
     ir::AttrDict a;
-    a.set("axis", axis);
+    a.set("axis", *axis);
     return EVal::of(emit(fname == "program_id" ? OpKind::ProgramId : OpKind::NumPrograms, r, {},
                          Type::scalar(DType::I32), a), r);
   }
@@ -381,18 +380,14 @@ EVal Elaborator::builtin(const std::string& fname, CallArgs& args, SourceRange r
   if (fname == "wait_async") {
     if (!expect(0, 1, {"pending"})) return EVal::error();
     const EVal* n = args.pos.empty() ? args.get("pending") : &args.pos[0];
-    int64_t pending = 0;
-    if (n) {
-      auto v = constInt(*n, "wait_async() pending count");
-      if (!v) return EVal::error();
-      if (*v < 0 || *v > 63) {
-        diags_.error(n->range, "wait_async() pending count must be 0 to 63, got " + std::to_string(*v));
-        return EVal::error();
-      }
-      pending = *v;
+    auto pending = constInt(n, 0, "wait_async() pending count");
+    if (!pending) return EVal::error();
+    if (*pending < 0 || *pending > 63) {
+      diags_.error(n->range, "wait_async() pending count must be 0 to 63, got " + std::to_string(*pending));
+      return EVal::error();
     }
     ir::AttrDict a;
-    a.set("pending", pending);
+    a.set("pending", *pending);
     builder_.create(OpKind::AsyncWait, r, {}, {}, a);
     return EVal::none(r);
   }

@@ -80,6 +80,9 @@ public:
   bool checkTile(ir::DType t, const std::vector<int64_t>& shape, SourceRange r);
   ir::Value* emit(ir::OpKind k, SourceRange r, std::vector<ir::Value*> ops, ir::Type result, ir::AttrDict a = {});
   std::optional<int64_t> constInt(const EVal& v, const char* what);
+  /// An optional compile-time integer argument: `v`'s value, or `dflt` when
+  /// it was not given (null); nullopt, reported, when it is not an integer.
+  std::optional<int64_t> constInt(const EVal* v, int64_t dflt, const char* what);
   std::optional<ir::DType> dtypeArg(const EVal& v);
   /// An element type named in a type: a dtype const parameter or a dtype name.
   std::optional<ir::DType> resolveDType(const std::string& name) const;
