@@ -3,10 +3,9 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <cstdlib>
-#include <cstring>
 #include <iostream>
 
+#include "ir/Knobs.h"
 #include "ir/Printer.h"
 #include "ir/Verifier.h"
 #include "ir/passes/CSE.h"
@@ -39,16 +38,6 @@ const PassInfo* findPass(std::string_view name) {
 }
 
 namespace {
-
-/// FNK_SCHEDULE=1: the schedule pass in the default pipeline (an experiment
-/// knob; the GPU backend's kernel cache key includes it).
-bool scheduleEnabled() {
-  static const bool on = [] {
-    const char* e = std::getenv("FNK_SCHEDULE");
-    return e && *e && std::strcmp(e, "0") != 0;
-  }();
-  return on;
-}
 
 /// Runs passes one at a time with the pipeline's checks, printing and timing.
 class PipelineRunner {
@@ -144,7 +133,7 @@ bool runPipeline(Module& m, DiagEngine& diags, const PipelineOptions& opts) {
   // it reorders the textbook backwards as backend v8 did by hand in the
   // stdlib (docs/perf-notes.md), but moves three stdlib kernels' PTX that no
   // GPU has timed yet.
-  if (scheduleEnabled()) p.run("schedule");
+  if (knob(Knob::Schedule)) p.run("schedule");
   // Layout assignment goes here: it annotates every tile value that survives,
   // so it must come after the cleanups above and before any lowering.
   return p.finish();

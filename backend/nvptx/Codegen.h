@@ -17,7 +17,8 @@ struct TargetOptions {
 };
 
 /// The lowering's A/B knobs: environment variables (docs/language.md lists
-/// them), read once, each part of loweringKey().
+/// them), read once, each part of loweringKey(), as are the IR passes' own
+/// (ir/Knobs.h).
 enum class Knob {
   NoContract,          // FNK_NO_CONTRACT: no fma contraction
   NoHoist,             // FNK_NO_HOIST: loads stay after the reductions they follow
@@ -30,9 +31,7 @@ enum class Knob {
   ScratchBarriers,     // FNK_SCRATCH_BARRIERS: a leading bar.sync before every scratch use
   Unroll,              // FNK_UNROLL: unroll loops that load by this factor
   ClusterAsync,        // FNK_CLUSTER_ASYNC (default 1): scalar cluster.reduce by st.async and mbarriers
-  NoWarpRows,          // FNK_NO_WARP_ROWS: no rows-in-warps layout (read by ir/passes/Layout.cpp)
   UniformPrefetch,     // FNK_UNIFORM_PREFETCH: prefetched scalars loaded by every lane, not lane 0 and a shuffle
-  Schedule,            // FNK_SCHEDULE: the IR schedule pass in the pipeline (read by ir/Pass.cpp)
 };
 /// The knob's variable as an integer (a non-numeric text counts as 1), or
 /// `dflt` when it is unset or empty.

@@ -1,21 +1,8 @@
 #include "ir/passes/Layout.h"
 
-#include <cstdlib>
-#include <cstring>
+#include "ir/Knobs.h"
 
 namespace fnk::ir {
-
-namespace {
-/// FNK_NO_WARP_ROWS=1: the blocked layout for every tile (an experiment knob;
-/// the GPU backend's kernel cache key includes it).
-bool noWarpRows() {
-  static const bool off = [] {
-    const char* e = std::getenv("FNK_NO_WARP_ROWS");
-    return e && *e && std::strcmp(e, "0") != 0;
-  }();
-  return off;
-}
-}  // namespace
 
 TileLayout tileLayout(const std::vector<int64_t>& shape, int64_t threads) {
   TileLayout l;
@@ -30,7 +17,7 @@ TileLayout tileLayout(const std::vector<int64_t>& shape, int64_t threads) {
   l.vec = v;
   l.chunks = (l.elems + threads * v - 1) / (threads * v);
   const int64_t rows = l.elems / inner, groups = threads / 32;
-  if (shape.size() >= 2 && groups > 1 && rows >= groups && inner % (32 * v) == 0 && !noWarpRows()) {
+  if (shape.size() >= 2 && groups > 1 && rows >= groups && inner % (32 * v) == 0 && !knob(Knob::NoWarpRows)) {
     l.lanes = 32;
     l.rowLen = inner;
     l.chunks = (rows + groups - 1) / groups * (inner / (32 * v));

@@ -1,0 +1,21 @@
+// Experiment knobs of the IR passes: environment variables, each read once.
+// They change the IR a kernel lowers from, so the GPU backend's kernel cache
+// key includes their values (knobKey), beside its own (backend/nvptx
+// Codegen.h: Knob).
+#pragma once
+#include <string>
+
+namespace fnk::ir {
+
+enum class Knob {
+  NoWarpRows,  // FNK_NO_WARP_ROWS: the blocked layout for every tile (passes/Layout.cpp)
+  Schedule,    // FNK_SCHEDULE: the schedule pass in the default pipeline (Pass.cpp)
+};
+
+/// Whether the knob's variable is set to something other than "" or "0".
+bool knob(Knob k);
+
+/// "|value" per knob, in order: their part of a cache key.
+std::string knobKey();
+
+}  // namespace fnk::ir
