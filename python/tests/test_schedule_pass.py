@@ -45,6 +45,32 @@ def run(tmp_path, schedule):
     return dict(np.load(path))
 
 
+def fnkc():
+    for d in (os.environ.get("FNK_BUILD_DIR"), str(REPO / "build")):
+        if d and (Path(d) / "fnkc").is_file():
+            return str(Path(d) / "fnkc")
+    pytest.fail("no fnkc beside libfnk (set FNK_BUILD_DIR)")
+
+
+@pytest.mark.parametrize("kernel", ["ln_bwd_pf", "rms_bwd_pf"])
+def test_schedule_moves_the_updates(kernel):
+    """Without this the test below could pass with a pass that did nothing:
+    the kernels' IR differs with it, and the loop's last accumulator update
+    comes before its last row sum only with it."""
+    def ir(schedule):
+        p = subprocess.run([fnkc(), str(REPO / "bench" / "variants.fnk"), "-k", kernel, "--emit=ir"],
+                           env={**os.environ, "FNK_SCHEDULE": schedule}, capture_output=True, text=True, timeout=120)
+        assert p.returncode == 0, p.stderr
+        body = p.stdout[p.stdout.index("scf.for"):]
+        return body[:body.index("scf.yield")]
+    off, on = ir("0"), ir("1")
+    assert off != on
+    last_reduce = lambda text: text.rindex("tile.reduce")  # LayerNorm's updates move above its second sum only
+    last_add = lambda text: text.rindex("tile.add %")
+    assert last_add(off) > last_reduce(off)
+    assert last_add(on) < last_reduce(on)
+
+
 def test_schedule_changes_no_result(tmp_path):
     off, on = run(tmp_path, "0"), run(tmp_path, "1")
     assert off.keys() == on.keys()
