@@ -824,7 +824,8 @@ Status Lowerer::lowerFor(const ir::Operation& op) {
   // stall samples, docs/perf-notes.md "GPU backend v8"). FNK_UNIFORM_PREFETCH=1
   // restores the all-lanes load.
   const bool laneZero = !knob(Knob::UniformPrefetch);
-  auto isScalarPf = [&](const ir::Operation* lop) { return laneZero && lop->result()->type().isScalar(); };
+  // (Any value every thread holds: a scalar or a one-element tile.)
+  auto isScalarPf = [&](const ir::Operation* lop) { return laneZero && layoutOf(lop->result()->type().shape).uniform; };
   auto lowerAt = [&](const ir::Operation* lop, llvm::Value* ivVal, TV& outTV) -> Status {
     TV ivT = makeTV(ivArg->type());
     ivT.regs[0] = ivVal;
@@ -907,7 +908,8 @@ Status Lowerer::lowerFor(const ir::Operation& op) {
     for (size_t j = 0; j + n < pfCur.size(); ++j) pfNext[j] = pfCur[j + n];
     for (size_t i = 0; i < n; ++i) {
       TV t = pfCur[i];
-      if (isScalarPf(pf[i])) t.regs[0] = shuffleIdx(t.regs[0], 0);
+      if (isScalarPf(pf[i]))
+        for (llvm::Value*& reg : t.regs) reg = shuffleIdx(reg, 0);
       tiles[pf[i]->result()] = t;
       early.insert(pf[i]);
     }

@@ -190,8 +190,9 @@ public:
   std::vector<const ir::Operation*> prefetchLoads(const ir::Block& body, const std::vector<TV>& init);
   /// A load of `op`'s tensor at `shape` (its index operands broadcast to it).
   TV loadAt(const ir::Operation& op, const std::vector<int64_t>& shape);
-  /// Scalar loads are issued by lane 0 of each warp only (lowerFor's prefetch
-  /// of a row's statistics, which the next iteration shuffles to every lane).
+  /// Loads of values every thread holds (uniform layout) are issued by lane 0
+  /// of each warp only (lowerFor's prefetch of a row's statistics, which the
+  /// next iteration shuffles to every lane).
   bool laneZeroScalarLoads_ = false;
   /// A reduction's per-row partials left in scratch after its bar.sync: while
   /// no later scratch use has begun, any thread can fold any row's total from

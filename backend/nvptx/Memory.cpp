@@ -314,7 +314,7 @@ TV Lowerer::loadAt(const ir::Operation& op, const std::vector<int64_t>& shape) {
   auto scalarLoad = [&](size_t r, int64_t k = 0, llvm::Value* lastBase = nullptr) -> llvm::Value* {
     llvm::Value *valid, *off;
     elementAt(*this, a, out.layout, r, valid, off, k, lastBase);
-    if (laneZeroScalarLoads_ && rt.shape.empty())
+    if (laneZeroScalarLoads_ && out.layout.uniform)
       valid = andAll(valid, b.CreateICmpEQ(b.CreateAnd(tid, i32(31)), i32(0)));
     llvm::Value* dflt = a.other ? a.other->regs[a.other->layout.uniform ? 0 : r] : zero();
     return guardedLoad(mem, rt.dtype, valid, off, dflt);
