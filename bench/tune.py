@@ -279,6 +279,10 @@ def variant_cases():
     pf_fwd += [(f"pf SB={sb} WARPS={wp} PF=1 CTAS={ct}",
                 lambda *t, sb=sb, wp=wp, ct=ct: var.dit_fwd_pf(*t, eps=1e-6, SB=sb, WARPS=wp, PF=1, CTAS=ct))
                for sb, wp, ct in ((64, 2, 12), (64, 2, 16), (32, 2, 16), (32, 4, 8), (24, 2, 10))]
+    pf_fwd += [(f"bulk SB={sb} WARPS={wp} STAGES={st}",
+                lambda *t, sb=sb, wp=wp, st=st: var.dit_fwd_bulk(*t, eps=1e-6, SB=sb, WARPS=wp, STAGES=st))
+               for sb, wp, st in ((64, 2, 2), (64, 2, 3), (64, 2, 4), (64, 2, 6), (32, 2, 4), (32, 4, 4), (16, 4, 6),
+                                  (128, 1, 4), (32, 2, 8))]
     pf_fwd += [(f"1pass SB={sb} WARPS={wp}", lambda *t, sb=sb, wp=wp: var.dit_fwd_1pass(*t, eps=1e-6, SB=sb, WARPS=wp))
                for sb, wp in ((64, 2), (32, 2), (128, 2), (32, 4), (64, 4))]
     pf_fwd += [(f"wr SB={sb} ROWS={r} WARPS={wp}",
@@ -421,6 +425,10 @@ def ring_variant_cases(rms, var, sms):
             yield (wl, f"ring WARPS={wp} S={st} SYNC={sync} P={sms}", 3 * M * N * 2,
                    lambda x=x, w=w, dy=dy, rstd=rstd, dx=dx, part=part, wp=wp, st=st, sync=sync:
                    var.rms_bwd_ring(x, w, dy, rstd, dx, part, BLOCK_N=N, WARPS=wp, S=st, SYNC=sync))
+        for wp, st in ((16, 2), (16, 3), (16, 4), (16, 6), (32, 3)):  # the ring filled by bulk copies
+            yield (wl, f"bulk WARPS={wp} S={st} P={sms}", 3 * M * N * 2,
+                   lambda x=x, w=w, dy=dy, rstd=rstd, dx=dx, part=part, wp=wp, st=st:
+                   var.rms_bwd_bulk(x, w, dy, rstd, dx, part, BLOCK_N=N, WARPS=wp, S=st))
         del x, dy, dx, ref
 
 
@@ -536,6 +544,15 @@ def wide_variant_cases(rms, var, sms):
             yield (bwd, f"split_ring CLUSTER=16 BLOCK_N=16384 WARPS=16 P={p} S={st}", 3 * M * N * 2,
                    lambda x=x, w=w, dy=dy, rstd=rstd, dx=dx, part=part, st=st:
                    var.rms_bwd_split_ring(x, w, dy, rstd, dx, part, BLOCK_N=16384, CLUSTER=16, WARPS=16, S=st))
+        # x and dy staged by bulk copies (dw in shared memory): 16 x 16384 with S = 2 (192 KiB),
+        # 8 x 8192 with S = 2 to 4
+        for c, bn, wp, p, st in (((16, 16384, 16, 7, 2), (16, 16384, 32, 7, 2)) if N > 65536 else
+                                 ((8, 8192, 16, 132, 2), (8, 8192, 16, 132, 3), (8, 8192, 8, 264, 3),
+                                  (8, 8192, 16, 66, 4))):
+            part = torch.empty(p, N, device=DEV)
+            yield (bwd, f"split_bulk CLUSTER={c} BLOCK_N={bn} WARPS={wp} P={p} S={st}", 3 * M * N * 2,
+                   lambda x=x, w=w, dy=dy, rstd=rstd, dx=dx, part=part, c=c, bn=bn, wp=wp, st=st:
+                   var.rms_bwd_split_bulk(x, w, dy, rstd, dx, part, BLOCK_N=bn, CLUSTER=c, WARPS=wp, S=st))
         for p in ((7, 14) if N > 65536 else ()):
             part = torch.empty(p, N, device=DEV)
             yield (bwd, f"split_reload WARPS=16 CTAS=1 P={p}", 3 * M * N * 2,

@@ -66,6 +66,43 @@ bool Elaborator::indexShape(const EVal& view, std::vector<int64_t>& shape) {
   return true;
 }
 
+// The two operands of copy_async and copy_bulk: an indexed shared buffer,
+// then an indexed tensor of the same dtype (the copy moves bytes).
+bool Elaborator::copyOperands(const std::string& fname, const CallArgs& args, SourceRange r) {
+  const EVal& dst = args.pos[0];
+  const EVal& src = args.pos[1];
+  if (dst.isError() || src.isError()) return false;
+  if (dst.kind != EVal::Kind::View || !dst.value->type().isShared()) {
+    diags_.error(dst.range, fname + "() copies into an indexed shared buffer such as buf[s, cols], got " + typeStr(dst));
+    return false;
+  }
+  if (src.kind != EVal::Kind::View || !src.value->type().isTensor()) {
+    diags_.error(src.range, fname + "() copies from an indexed tensor such as x[row, cols], got " + typeStr(src));
+    return false;
+  }
+  const DType dt = dst.value->type().dtype;
+  if (src.value->type().dtype != dt) {
+    diags_.error(r, fname + "() copies " + std::string(ir::dtypeName(src.value->type().dtype)) + " into a " +
+                     std::string(ir::dtypeName(dt)) + " buffer; the dtypes must match (it copies bytes)");
+    return false;
+  }
+  return true;
+}
+
+// A bulk copy's side: scalar indices, then one 1-D tile (the run).
+bool Elaborator::runIndices(const std::string& fname, const EVal& view) {
+  const size_t n = view.indices.size();
+  for (size_t d = 0; d < n; ++d) {
+    const size_t rank = view.indices[d]->type().shape.size();
+    if (d + 1 < n ? rank == 0 : rank == 1) continue;
+    diags_.error(view.range, fname + "() moves one 1-D run: every index but the last a scalar and the last a 1-D "
+                                     "tile, as in buf[s, cols]; index " + std::to_string(d) + " has shape " +
+                                     dimsStr(view.indices[d]->type().shape));
+    return false;
+  }
+  return true;
+}
+
 bool Elaborator::maskArg(const std::string& fname, const CallArgs& args, std::vector<int64_t>& shape, ir::Value*& mask) {
   mask = nullptr;
   const EVal* m = args.get("mask");
@@ -397,28 +434,13 @@ EVal Elaborator::builtin(const std::string& fname, CallArgs& args, SourceRange r
   // (zero where the source is masked off or out of bounds). Each call is one
   // copy in flight until a wait_async(n) leaves at most n of them.
   if (fname == "copy_async") {
-    if (!expect(2, 2, {"mask"})) return EVal::error();
+    if (!expect(2, 2, {"mask"}) || !copyOperands(fname, args, r)) return EVal::error();
     const EVal& dst = args.pos[0];
     const EVal& src = args.pos[1];
-    if (dst.isError() || src.isError()) return EVal::error();
-    if (dst.kind != EVal::Kind::View || !dst.value->type().isShared()) {
-      diags_.error(dst.range, "copy_async() copies into an indexed shared buffer such as buf[s, cols], got " + typeStr(dst));
-      return EVal::error();
-    }
-    if (src.kind != EVal::Kind::View || !src.value->type().isTensor()) {
-      diags_.error(src.range, "copy_async() copies from an indexed tensor such as x[row, cols], got " + typeStr(src));
-      return EVal::error();
-    }
-    const DType dt = dst.value->type().dtype;
-    if (src.value->type().dtype != dt) {
-      diags_.error(r, "copy_async() copies " + std::string(ir::dtypeName(src.value->type().dtype)) + " into a " +
-                          std::string(ir::dtypeName(dt)) + " buffer; the dtypes must match (it copies bytes)");
-      return EVal::error();
-    }
     std::vector<int64_t> shape;
     ir::Value* mask = nullptr;
     if (!indexShape(dst, shape) || !indexShape(src, shape) || !maskArg(fname, args, shape, mask) ||
-        !checkTile(dt, shape, r))
+        !checkTile(dst.value->type().dtype, shape, r))
       return EVal::error();
     std::vector<ir::Value*> ops{dst.value, src.value};
     for (const EVal* side : {&dst, &src})
@@ -427,6 +449,42 @@ EVal Elaborator::builtin(const std::string& fname, CallArgs& args, SourceRange r
     a.set("mask", mask != nullptr);
     if (mask) ops.push_back(mask->type().shape == shape ? mask : broadcastTo(mask, shape, r));
     builder_.create(OpKind::CopyAsync, r, ops, {}, a);
+    return EVal::none(r);
+  }
+  // copy_bulk(buf[s..., i], x[j..., k]): one 1-D run of a tensor row into one
+  // slot of a shared buffer (the slot: the buffer's leading indices, scalars),
+  // in flight until wait_bulk(buf[s..., i]) on the same slot. On the GPU one
+  // thread moves the run with one bulk copy whose completion an mbarrier of
+  // the slot counts, so every index but the last is a scalar on both sides.
+  if (fname == "copy_bulk") {
+    if (!expect(2, 2, {}) || !copyOperands(fname, args, r)) return EVal::error();
+    const EVal& dst = args.pos[0];
+    const EVal& src = args.pos[1];
+    std::vector<int64_t> shape;
+    if (!runIndices(fname, dst) || !runIndices(fname, src) || !indexShape(dst, shape) || !indexShape(src, shape) ||
+        !checkTile(dst.value->type().dtype, shape, r))
+      return EVal::error();
+    std::vector<ir::Value*> ops{dst.value, src.value};
+    for (const EVal* side : {&dst, &src})
+      for (ir::Value* i : side->indices) ops.push_back(i->type().shape == shape ? i : broadcastTo(i, shape, r));
+    builder_.create(OpKind::CopyBulk, r, ops, {});
+    return EVal::none(r);
+  }
+  // wait_bulk(buf[s..., i]): until the copy_bulk into slot s... has landed;
+  // the last index only names the run (it is not used).
+  if (fname == "wait_bulk") {
+    if (!expect(1, 1, {})) return EVal::error();
+    const EVal& dst = args.pos[0];
+    if (dst.isError()) return EVal::error();
+    if (dst.kind != EVal::Kind::View || !dst.value->type().isShared()) {
+      diags_.error(dst.range, "wait_bulk() takes the indexed shared buffer of a copy_bulk, such as buf[s, cols], got " +
+                                  typeStr(dst));
+      return EVal::error();
+    }
+    if (!runIndices(fname, dst)) return EVal::error();
+    std::vector<ir::Value*> ops{dst.value};
+    ops.insert(ops.end(), dst.indices.begin(), dst.indices.end() - 1);
+    builder_.create(OpKind::BulkWait, r, ops, {});
     return EVal::none(r);
   }
   // store(ref, value) and atomic_add(ref, value), which also returns the values

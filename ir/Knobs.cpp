@@ -20,9 +20,9 @@ const std::array<std::string, kNames.size()>& texts() {
 }
 }  // namespace
 
-bool knob(Knob k) {
+bool knob(Knob k, bool dflt) {
   const std::string& t = texts()[static_cast<size_t>(k)];
-  return !t.empty() && t != "0";
+  return t.empty() ? dflt : t != "0";
 }
 
 std::string knobKey() {

@@ -9,11 +9,12 @@ namespace fnk::ir {
 
 enum class Knob {
   NoWarpRows,  // FNK_NO_WARP_ROWS: the blocked layout for every tile (passes/Layout.cpp)
-  Schedule,    // FNK_SCHEDULE: the schedule pass in the default pipeline (Pass.cpp)
+  Schedule,    // FNK_SCHEDULE: the schedule pass in the default pipeline (Pass.cpp); on unless "0"
 };
 
-/// Whether the knob's variable is set to something other than "" or "0".
-bool knob(Knob k);
+/// Whether the knob is on: its variable set to something other than "0";
+/// unset or empty, `dflt`.
+bool knob(Knob k, bool dflt = false);
 
 /// "|value" per knob, in order: their part of a cache key.
 std::string knobKey();

@@ -54,6 +54,8 @@ public:
       case OpKind::Store: store(op); return;
       case OpKind::Atomic: atomic(op); return;
       case OpKind::CopyAsync: copyAsync(op); return;
+      case OpKind::CopyBulk: copyBulk(op); return;
+      case OpKind::BulkWait: bulkWait(op); return;
       case OpKind::AsyncWait: {
         int64_t n = 0;
         if (intAttr(op, "pending", n) && (n < 0 || n > 63)) fail(op, "pending must be 0 to 63, got " + std::to_string(n));
@@ -354,25 +356,51 @@ public:
   void copyAsync(const Operation& op) {
     if (!boolAttr(op, "mask")) return;
     const bool mask = op.attrs().getBool("mask");
+    if (!copyOperands(op, mask)) return;
+    const unsigned indices = static_cast<unsigned>(op.operand(0)->type().rank() + op.operand(1)->type().rank());
+    const std::vector<int64_t>& shape = op.operand(2)->type().shape;
+    if (mask && (!maskOperand(op, 2 + indices) || op.operand(2 + indices)->type().shape != shape))
+      fail(op, "mask must be an i1 tile of shape " + shapeStr(shape));
+  }
+  /// tile.copy_bulk: copy_async's operands without a mask, of a 1-D shape.
+  void copyBulk(const Operation& op) {
+    if (copyOperands(op, false) && op.operand(2)->type().rank() != 1)
+      fail(op, "copies one 1-D run, not a tile of shape " + shapeStr(op.operand(2)->type().shape));
+  }
+  /// gpu.bulk_wait: a shared buffer and one scalar index per dim but the last.
+  void bulkWait(const Operation& op) {
+    const Type& buf = op.operand(0)->type();
+    if (!buf.isShared()) return void(fail(op, "waits on a shared buffer, got " + str(buf)));
+    if (op.numOperands() != buf.rank())
+      return void(fail(op, "takes the buffer and " + std::to_string(buf.rank() - 1) + " slot indices, got " +
+                               std::to_string(op.numOperands() - 1)));
+    for (unsigned i = 1; i < op.numOperands(); ++i)
+      if (!isIndexTile(op.operand(i)->type()) || op.operand(i)->type().rank() != 0)
+        return void(fail(op, "slot index " + std::to_string(i - 1) + " must be an i32 or i64 scalar, got " +
+                                 str(op.operand(i)->type())));
+  }
+  /// The memory and index operands of a copy: a shared buffer, a tensor of
+  /// its dtype, the buffer's indices and the tensor's, all of one shape (then
+  /// a mask when `mask`).
+  bool copyOperands(const Operation& op, bool mask) {
     const Type& dst = op.operand(0)->type();
     const Type& src = op.operand(1)->type();
-    if (!dst.isShared()) return void(fail(op, "destination must be a shared buffer, got " + str(dst)));
-    if (!src.isTensor()) return void(fail(op, "source must be a tensor, got " + str(src)));
-    if (dst.dtype != src.dtype) return void(fail(op, "copies " + str(src) + " into " + str(dst) + ": dtypes differ"));
+    if (!dst.isShared()) return fail(op, "destination must be a shared buffer, got " + str(dst));
+    if (!src.isTensor()) return fail(op, "source must be a tensor, got " + str(src));
+    if (dst.dtype != src.dtype) return fail(op, "copies " + str(src) + " into " + str(dst) + ": dtypes differ");
     const size_t indices = dst.rank() + src.rank();
+    if (dst.rank() == 0 || src.rank() == 0) return fail(op, "copies between memories of rank 1 or more");
     if (op.numOperands() != 2 + indices + mask)
-      return void(fail(op, "takes " + std::to_string(2 + indices + mask) + " operands (destination, source, " +
-                               std::to_string(dst.rank()) + " + " + std::to_string(src.rank()) + " indices" +
-                               (mask ? ", mask)" : ")") + ", got " + std::to_string(op.numOperands())));
+      return fail(op, "takes " + std::to_string(2 + indices + mask) + " operands (destination, source, " +
+                          std::to_string(dst.rank()) + " + " + std::to_string(src.rank()) + " indices" +
+                          (mask ? ", mask)" : ")") + ", got " + std::to_string(op.numOperands()));
     const std::vector<int64_t>& shape = op.operand(2)->type().shape;
     for (unsigned i = 2; i < 2 + indices; ++i) {
       const Type& t = op.operand(i)->type();
-      if (!isIndexTile(t)) return void(fail(op, "index " + std::to_string(i - 2) + " must be an i32 or i64 tile, got " + str(t)));
-      if (t.shape != shape) return void(fail(op, "index " + std::to_string(i - 2) + " " + str(t) + " is not of shape " + shapeStr(shape)));
+      if (!isIndexTile(t)) return fail(op, "index " + std::to_string(i - 2) + " must be an i32 or i64 tile, got " + str(t));
+      if (t.shape != shape) return fail(op, "index " + std::to_string(i - 2) + " " + str(t) + " is not of shape " + shapeStr(shape));
     }
-    if (mask && (!maskOperand(op, static_cast<unsigned>(2 + indices)) ||
-                 op.operand(static_cast<unsigned>(2 + indices))->type().shape != shape))
-      fail(op, "mask must be an i1 tile of shape " + shapeStr(shape));
+    return true;
   }
   void clusterReduce(const Operation& op) {
     if (!tileOperand(op, 0) || !symbolAttr(op, "kind", {"sum", "max", "min"})) return;

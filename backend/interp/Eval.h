@@ -3,6 +3,7 @@
 #pragma once
 #include <cstdint>
 #include <deque>
+#include <map>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -69,6 +70,8 @@ public:
   /// Runs `b`; on its terminator (scf.yield, func.launch_grid), stores the
   /// terminator's operands in `results`. func.return stops the whole body.
   Status runBlock(const ir::Block& b, std::vector<Tile>* results);
+  /// After the body: an error when a bulk copy was never waited for.
+  Status finish() const;
 
 private:
   struct Slot {
@@ -92,6 +95,8 @@ private:
   Status execSharedAlloc(const ir::Operation& op);
   Status execCopyAsync(const ir::Operation& op);
   Status execAsyncWait(const ir::Operation& op);
+  Status execCopyBulk(const ir::Operation& op);
+  Status execBulkWait(const ir::Operation& op);
   Status execCluster(const ir::Operation& op);
   Status execIndex(const ir::Operation& op);
 
@@ -114,6 +119,10 @@ private:
     double value;
   };
   std::deque<std::vector<PendingWrite>> copies_;
+  /// tile.copy_bulk in flight by (buffer, slot), retired by gpu.bulk_wait.
+  std::map<std::pair<const Memory*, int64_t>, std::vector<PendingWrite>> bulk_;
+  Status readCopy(const ir::Operation& op, std::vector<PendingWrite>& writes);
+  Status bulkSlot(const ir::Operation& op, unsigned first, Memory*& buf, int64_t& slot);
   std::vector<Tile>* results_ = nullptr;  // where the current block's terminator puts its operands
   bool atTerminator_ = false;
   bool returned_ = false;

@@ -124,6 +124,7 @@ Status runCta(const ir::Function& fn, const SlotMap& slots, Bound& bound, const 
   Evaluator ev(slots, &cta);
   Status s = bindEntry(ev, fn.body.front(), fn, bound, "body");
   if (s) s = ev.runBlock(fn.body.front(), nullptr);
+  if (s) s = ev.finish();
   if (s) return s;
   return Status::error("CTA (" + std::to_string(cta.pid[0]) + ", " +
                        std::to_string(cta.pid[1]) + ", " + std::to_string(cta.pid[2]) + "): " + s.message());

@@ -124,10 +124,11 @@ Status Evaluator::execStore(const ir::Operation& op) {
   return setResult(op, 0, std::move(old));
 }
 
-// The source elements are read now (zero where masked off or out of bounds);
-// the writes wait in copies_ for the gpu.async_wait that retires them. A
-// destination index outside the buffer drops its element.
-Status Evaluator::execCopyAsync(const ir::Operation& op) {
+// The source elements of a copy (tile.copy_async, tile.copy_bulk) are read
+// when it runs (zero where masked off or out of bounds); its writes wait until
+// the op that retires them. A destination index outside the buffer drops its
+// element.
+Status Evaluator::readCopy(const ir::Operation& op, std::vector<PendingWrite>& writes) {
   if (Status s = needCta(op); !s) return s;
   Memory *dst, *src;
   if (Status s = memOf(op, 0, dst); !s) return s;
@@ -148,13 +149,18 @@ Status Evaluator::execCopyAsync(const ir::Operation& op) {
   }
   const int64_t n = numElements(shape);
   const double* mask = hasMask ? p[2 + rd + rs] : nullptr;
-  std::vector<PendingWrite> writes;
   for (int64_t e = 0; e < n; ++e) {
     int64_t to = 0, from = 0;
     if (!elementOffset(*dst, &p[2], e, to)) continue;
     const bool valid = (!mask || mask[e] != 0) && elementOffset(*src, &p[2 + rd], e, from);
     writes.push_back({dst, to, valid ? src->data[from] : 0.0});
   }
+  return Status::ok();
+}
+
+Status Evaluator::execCopyAsync(const ir::Operation& op) {
+  std::vector<PendingWrite> writes;
+  if (Status s = readCopy(op, writes); !s) return s;
   copies_.push_back(std::move(writes));
   return Status::ok();
 }
@@ -167,6 +173,60 @@ Status Evaluator::execAsyncWait(const ir::Operation& op) {
     copies_.pop_front();
   }
   return Status::ok();
+}
+
+// The slot of a shared buffer that a bulk copy or wait names: its leading
+// indices, operands first..first + rank - 2 (element 0 of each: the copy's
+// are broadcast scalars), as one row-major number; an error when out of range.
+Status Evaluator::bulkSlot(const ir::Operation& op, unsigned first, Memory*& buf, int64_t& slot) {
+  if (Status s = memOf(op, 0, buf); !s) return s;
+  slot = 0;
+  for (size_t d = 0; d + 1 < buf->shape.size(); ++d) {
+    const Tile* t;
+    if (Status s = tileOf(op, first + static_cast<unsigned>(d), t); !s) return s;
+    const int64_t i = t->data.empty() ? 0 : static_cast<int64_t>(t->data[0]);
+    if (i < 0 || i >= buf->shape[d])
+      return opError(op, "slot index " + std::to_string(i) + " is out of range for dim " + std::to_string(d) +
+                             " of the " + buf->name + " (size " + std::to_string(buf->shape[d]) + ")");
+    slot = slot * buf->shape[d] + i;
+  }
+  return Status::ok();
+}
+
+// A bulk copy's writes wait in bulk_ for the gpu.bulk_wait on its slot. One
+// copy per slot may be in flight (on the GPU the slot's mbarrier counts one).
+Status Evaluator::execCopyBulk(const ir::Operation& op) {
+  std::vector<PendingWrite> writes;
+  if (Status s = readCopy(op, writes); !s) return s;
+  Memory* buf;
+  int64_t slot;
+  if (Status s = bulkSlot(op, 2, buf, slot); !s) return s;
+  auto [it, fresh] = bulk_.try_emplace({buf, slot}, std::move(writes));
+  if (!fresh)
+    return opError(op, "copies into slot " + std::to_string(slot) + " of the " + buf->name +
+                           " while its previous copy_bulk is in flight; wait_bulk on the slot first");
+  return Status::ok();
+}
+
+Status Evaluator::execBulkWait(const ir::Operation& op) {
+  if (Status s = needCta(op); !s) return s;
+  Memory* buf;
+  int64_t slot;
+  if (Status s = bulkSlot(op, 1, buf, slot); !s) return s;
+  auto it = bulk_.find({buf, slot});
+  if (it == bulk_.end())
+    return opError(op, "waits on slot " + std::to_string(slot) + " of the " + buf->name +
+                           ", which has no copy_bulk in flight (on the GPU this wait would never end)");
+  for (const PendingWrite& w : it->second) w.mem->data[w.offset] = w.value;
+  bulk_.erase(it);
+  return Status::ok();
+}
+
+Status Evaluator::finish() const {
+  if (bulk_.empty()) return Status::ok();
+  const auto& [key, writes] = *bulk_.begin();
+  return Status::error("the kernel ended with a copy_bulk into slot " + std::to_string(key.second) + " of the " +
+                       key.first->name + " never waited for (wait_bulk)");
 }
 
 // A buffer is allocated (and poisoned) the first time its op runs in a CTA

@@ -268,7 +268,8 @@ const TV& Lowerer::tile(const ir::Value* v) {
 namespace {
 void collectWritten(const ir::Block& blk, std::unordered_set<const ir::Value*>& out) {
   ir::forEachOp(blk, [&](const ir::Operation& op) {
-    if (op.kind() == ir::OpKind::Store || op.kind() == ir::OpKind::Atomic || op.kind() == ir::OpKind::CopyAsync)
+    if (op.kind() == ir::OpKind::Store || op.kind() == ir::OpKind::Atomic || op.kind() == ir::OpKind::CopyAsync ||
+        op.kind() == ir::OpKind::CopyBulk)
       out.insert(op.operand(0));
   });
 }
@@ -422,6 +423,7 @@ Status Lowerer::run() {
     intrinsic(llvm::Intrinsic::nvvm_barrier_cluster_arrive_relaxed, {}, {});
     clusterWaitPending = &body;
   }
+  initBulkBarriers(body);
   Status s = lowerBlock(body, nullptr);
   if (!error_) return error_;
   if (!s) return s;
@@ -644,6 +646,8 @@ Status Lowerer::lowerOp(const ir::Operation& op) {
     case ir::OpKind::Barrier: barrier(); return Status::ok();
     case ir::OpKind::Fence: ptx("fence.acq_rel.gpu;", "~{memory}", b.getVoidTy(), {}); return Status::ok();
     case ir::OpKind::CopyAsync: return lowerCopyAsync(op);
+    case ir::OpKind::CopyBulk: return lowerCopyBulk(op);
+    case ir::OpKind::BulkWait: return lowerBulkWait(op);
     case ir::OpKind::AsyncWait:
       ptx("cp.async.wait_group " + std::to_string(op.attrs().getInt("pending")) + ";", "~{memory}", b.getVoidTy(), {}, true);
       return Status::ok();

@@ -251,6 +251,18 @@ public:
   /// of a uniform tile, by thread 0, its result broadcast through scratch.
   Status lowerAtomic(const ir::Operation& op);
   Status lowerCopyAsync(const ir::Operation& op);
+  Status lowerCopyBulk(const ir::Operation& op);
+  Status lowerBulkWait(const ir::Operation& op);
+  /// A shared buffer that copy_bulk fills: one mbarrier per slot, and this
+  /// thread's parity bits (bit s: the phase its next wait on slot s waits for).
+  struct BulkState {
+    llvm::GlobalVariable* bars = nullptr;
+    llvm::AllocaInst* phase = nullptr;
+    int64_t slots = 1;
+  };
+  BulkState& bulkState(const ir::Value* buffer);
+  /// At the kernel's entry: the mbarriers of every buffer a copy_bulk fills.
+  void initBulkBarriers(const ir::Block& body);
   Status lowerSharedAlloc(const ir::Operation& op);
   // --- cluster (Cluster.cpp) ------------------------------------------------------
   Status lowerCluster(const ir::Operation& op);
@@ -309,6 +321,7 @@ public:
                  llvm::Value* rank, llvm::Value* v, int64_t n);
 
 private:
+  std::map<const ir::Value*, BulkState> bulk_;
   llvm::GlobalVariable* scratch_[2] = {nullptr, nullptr};
   int64_t scratchBytes_[2] = {0, 0};
   std::unordered_map<int64_t, llvm::Value*> tidTimes_;

@@ -412,6 +412,21 @@ Status Lowerer::lowerStore(const ir::Operation& op) {
   return Status::ok();
 }
 
+// Element r of a copy from global to shared through registers: a source
+// element out of bounds or masked off writes 0, a destination out of bounds
+// nothing (k, dBase, sBase: as elementAt's).
+static void copyElement(Lowerer& L, const Access& ad, const Access& as, const ir::TileLayout& lay, size_t r,
+                        int64_t k = 0, llvm::Value* dBase = nullptr, llvm::Value* sBase = nullptr) {
+  auto& b = L.b;
+  llvm::Type* ty = L.memType(as.mem->dtype);
+  const auto align = llvm::Align(L.mod.getDataLayout().getTypeAllocSize(ty));
+  llvm::Value *dValid, *dOff, *sValid, *sOff;
+  elementAt(L, ad, lay, r, dValid, dOff, k, dBase);
+  elementAt(L, as, lay, r, sValid, sOff, k, sBase);
+  llvm::Value* v = L.guardedLoad(*as.mem, as.mem->dtype, sValid, sOff, llvm::Constant::getNullValue(ty));
+  L.emitIf(dValid, [&] { b.CreateAlignedStore(v, b.CreateGEP(ty, ad.mem->base, dOff), align); });
+}
+
 // Global to shared, each thread its own chunks: `cp.async` of 16 bytes per
 // piece (.cg: through L2 only; 4- or 8-byte pieces .ca) where a chunk is in
 // bounds, unmasked and aligned on both sides, else element by element through
@@ -440,11 +455,7 @@ Status Lowerer::lowerCopyAsync(const ir::Operation& op) {
   const int64_t bytes = static_cast<int64_t>(mod.getDataLayout().getTypeAllocSize(ty));
   const int64_t V = lay.vec;
   auto elementCopy = [&](size_t r, int64_t k = 0, llvm::Value* dBase = nullptr, llvm::Value* sBase = nullptr) {
-    llvm::Value *dValid, *dOff, *sValid, *sOff;
-    elementAt(*this, ad, lay, r, dValid, dOff, k, dBase);
-    elementAt(*this, as, lay, r, sValid, sOff, k, sBase);
-    llvm::Value* v = guardedLoad(src, src.dtype, sValid, sOff, llvm::Constant::getNullValue(ty));
-    emitIf(dValid, [&] { b.CreateAlignedStore(v, b.CreateGEP(ty, dst.base, dOff), llvm::Align(bytes)); });
+    copyElement(*this, ad, as, lay, r, k, dBase, sBase);
   };
   const bool vec = !lay.uniform && V > 1 && V * bytes >= 4 && vectorizable(*this, dIdx, shape, V) &&
                    vectorizable(*this, sIdx, shape, V);
@@ -474,6 +485,239 @@ Status Lowerer::lowerCopyAsync(const ir::Operation& op) {
     emitChunked(*this, plan, "cp", vectorChunk, elementChunk);
   }
   ptx("cp.async.commit_group;", "~{memory}", b.getVoidTy(), {}, true);
+  return Status::ok();
+}
+
+// --- bulk copies (tile.copy_bulk, gpu.bulk_wait) ------------------------------
+//
+// A copy_bulk moves one 1-D run into one slot of a shared buffer. Each slot
+// has an mbarrier (initialized at the kernel's entry, one arrival per phase)
+// and each thread a bit per slot in `phase`: the parity of the phase its next
+// wait waits for. The copy: a CTA barrier (every thread is done with the
+// slot's old contents), then thread 0 arrives on the slot's mbarrier
+// expecting the bulk part's bytes and issues one cp.async.bulk for them. The
+// bulk part is the in-bounds prefix of the run rounded down to 16 bytes when
+// both ends are 16-byte aligned; the rest (a ragged tail, a misaligned or
+// out-of-range run: all of it) is copied element by element through
+// registers by the threads, with a second CTA barrier before the arrival, so
+// that the wait orders those writes too.
+
+// The slot a copy or wait names (its leading scalar indices, row-major) and
+// whether it is in range.
+static llvm::Value* bulkSlot(Lowerer& L, const Mem& buf, const std::vector<llvm::Value*>& lead, llvm::Value*& inRange) {
+  auto& b = L.b;
+  llvm::Value* slot = b.getInt64(0);
+  inRange = nullptr;
+  for (size_t d = 0; d < lead.size(); ++d) {
+    llvm::Value* i = b.CreateSExt(lead[d], b.getInt64Ty());
+    inRange = L.andAll(inRange, b.CreateICmpULT(i, buf.dims[d]));
+    slot = b.CreateAdd(b.CreateMul(slot, buf.dims[d]), i);
+  }
+  return slot;
+}
+
+// Traps unless `ok` (null: always holds): a slot out of range would address
+// another slot's mbarrier or memory past the buffer.
+static void trapUnless(Lowerer& L, llvm::Value* ok) {
+  if (!ok) return;
+  L.emitIf(L.b.CreateNot(ok), [&] { L.intrinsic(llvm::Intrinsic::trap, {}, {}); });
+}
+
+Lowerer::BulkState& Lowerer::bulkState(const ir::Value* buffer) {
+  auto [it, fresh] = bulk_.try_emplace(buffer);
+  if (fresh) {
+    const ir::Type& t = buffer->type();
+    int64_t slots = 1;
+    for (size_t d = 0; d + 1 < t.shape.size(); ++d) slots *= t.shape[d];
+    auto* aty = llvm::ArrayType::get(b.getInt64Ty(), static_cast<uint64_t>(slots));
+    it->second.bars = new llvm::GlobalVariable(mod, aty, false, llvm::GlobalValue::InternalLinkage,
+                                               llvm::UndefValue::get(aty), "fnk_bulk_mbar", nullptr,
+                                               llvm::GlobalValue::NotThreadLocal, 3);
+    it->second.bars->setAlignment(llvm::Align(8));
+    it->second.slots = slots;
+  }
+  return it->second;
+}
+
+void Lowerer::initBulkBarriers(const ir::Block& body) {
+  ir::forEachOp(body, [&](const ir::Operation& op) {
+    if (op.kind() == ir::OpKind::CopyBulk || op.kind() == ir::OpKind::BulkWait) bulkState(op.operand(0));
+  });
+  if (bulk_.empty()) return;
+  emitIf(b.CreateICmpEQ(tid, i32(0)), [&] {
+    for (auto& [buffer, st] : bulk_)
+      for (int64_t k = 0; k < st.slots; ++k)
+        ptx("mbarrier.init.shared::cta.b64 [$0], 1;", "r", b.getVoidTy(),
+            {sharedAddr(b.CreateConstGEP2_32(st.bars->getValueType(), st.bars, 0, static_cast<unsigned>(k)))});
+    ptx("fence.mbarrier_init.release.cluster;", "", b.getVoidTy(), {});
+  });
+  llvm::IRBuilder<> entry(&kernel->getEntryBlock(), kernel->getEntryBlock().begin());
+  for (auto& [buffer, st] : bulk_) {
+    st.phase = entry.CreateAlloca(b.getInt64Ty(), nullptr, "bulk_phase");  // in the entry block: promoted to registers
+    b.CreateStore(b.getInt64(0), st.phase);
+  }
+  barrier();
+}
+
+static llvm::Value* barAddr(Lowerer& L, Lowerer::BulkState& st, llvm::Value* slot) {
+  return L.sharedAddr(L.b.CreateGEP(st.bars->getValueType(), st.bars, {L.b.getInt64(0), slot}));
+}
+
+Status Lowerer::lowerCopyBulk(const ir::Operation& op) {
+  auto dit = mems.find(op.operand(0)), sit = mems.find(op.operand(1));
+  if (dit == mems.end() || sit == mems.end()) return fail(op, "memory operand is not lowered");
+  const Mem& dst = dit->second;
+  const Mem& src = sit->second;
+  const size_t rd = dst.dims.size(), rs = src.dims.size();
+  const std::vector<int64_t> shape = op.operand(2)->type().shape;
+  const int64_t L = shape.at(0);
+  Access ad, as;
+  ad.mem = &dst;
+  as.mem = &src;
+  for (size_t d = 0; d < rd; ++d) ad.idx.push_back(broadcastTo(op.operand(static_cast<unsigned>(2 + d)), shape));
+  for (size_t d = 0; d < rs; ++d) as.idx.push_back(broadcastTo(op.operand(static_cast<unsigned>(2 + rd + d)), shape));
+  const ir::TileLayout lay = ad.idx.back().layout;
+  llvm::Type* ty = memType(src.dtype);
+  const int64_t esz = static_cast<int64_t>(mod.getDataLayout().getTypeAllocSize(ty));
+  BulkState& st = bulkState(op.operand(0));
+
+  // Every index but the last is one value along the run, and the last is
+  // start + 0, 1, ... (axisInfo: whole-axis runs); the front end guarantees
+  // the first, the second holds for c0 + arange(0, L) and its like. Register
+  // 0 of each then gives the scalars and, less its element index, the start.
+  bool runs = !lay.uniform;
+  auto scalars = [&](const Access& a, unsigned first, std::vector<llvm::Value*>& lead) {
+    const unsigned last = first + static_cast<unsigned>(a.idx.size()) - 1;
+    for (unsigned d = first; d < last; ++d) runs = runs && axisInfo(op.operand(d)).constant >= L;
+    runs = runs && axisInfo(op.operand(last)).contig >= L;
+    for (size_t d = 0; d + 1 < a.idx.size(); ++d) lead.push_back(a.idx[d].regs[0]);
+    return b.CreateSub(b.CreateSExt(a.idx.back().regs[0], b.getInt64Ty()),
+                       b.CreateZExt(elemIndex(lay, 0), b.getInt64Ty()));
+  };
+  std::vector<llvm::Value*> dLead, sLead;
+  llvm::Value* dRun = scalars(ad, 2, dLead);
+  llvm::Value* sRun = scalars(as, static_cast<unsigned>(2 + rd), sLead);
+  llvm::Value* slotOk;
+  llvm::Value* slot = bulkSlot(*this, dst, dLead, slotOk);
+  trapUnless(*this, slotOk);
+
+  // The bulk part, in bytes (0 when the run is not one aligned contiguous
+  // range in bounds on both sides).
+  llvm::Value* bulkBytes = i32(0);
+  llvm::Value *sRowOk = nullptr, *sStart = nullptr, *dStart = nullptr;
+  if (runs) {
+    sStart = bulkSlot(*this, src, sLead, sRowOk);  // the row's index; times the row length below
+    sStart = b.CreateAdd(b.CreateMul(sStart, src.dims.back()), sRun);
+    dStart = b.CreateAdd(b.CreateMul(slot, dst.dims.back()), dRun);
+    llvm::Value* ok = andAll(sRowOk, b.CreateICmpSGE(sRun, b.getInt64(0)));
+    ok = b.CreateAnd(ok, b.CreateICmpSGE(dRun, b.getInt64(0)));
+    ok = b.CreateAnd(ok, b.CreateICmpSLE(b.CreateAdd(dRun, b.getInt64(L)), dst.dims.back()));
+    llvm::Value* avail = b.CreateSub(src.dims.back(), sRun);
+    llvm::Value* nIn = b.CreateSelect(b.CreateICmpSLT(avail, b.getInt64(L)), avail, b.getInt64(L));
+    nIn = b.CreateSelect(b.CreateICmpSLT(nIn, b.getInt64(0)), b.getInt64(0), nIn);
+    llvm::Value* srcPtr = b.CreateGEP(ty, src.base, sStart);
+    llvm::Value* dstPtr = b.CreateGEP(ty, dst.base, dStart);
+    llvm::Value* dAddr = sharedAddr(dstPtr);
+    llvm::Value* misaligned = b.CreateOr(b.CreateAnd(b.CreatePtrToInt(srcPtr, b.getInt64Ty()), b.getInt64(15)),
+                                         b.CreateZExt(b.CreateAnd(dAddr, i32(15)), b.getInt64Ty()));
+    ok = b.CreateAnd(ok, b.CreateICmpEQ(misaligned, b.getInt64(0)));
+    llvm::Value* bytes = b.CreateAnd(b.CreateMul(nIn, b.getInt64(esz)), b.getInt64(~int64_t{15}));
+    bulkBytes = b.CreateTrunc(b.CreateSelect(ok, bytes, b.getInt64(0)), b.getInt32Ty());
+    barrier();
+    emitIf(b.CreateICmpNE(bulkBytes, i32(0)), [&] {
+      emitIf(b.CreateICmpEQ(tid, i32(0)), [&] {
+        ptx("fence.proxy.async.shared::cta;", "~{memory}", b.getVoidTy(), {});
+        ptx("{ .reg .b64 fnk_state; mbarrier.arrive.expect_tx.shared::cta.b64 fnk_state, [$0], $1; }",
+            "r,r,~{memory}", b.getVoidTy(), {barAddr(*this, st, slot), bulkBytes});
+        ptx("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [$0], [$1], $2, [$3];",
+            "r,l,r,r,~{memory}", b.getVoidTy(), {dAddr, srcPtr, bulkBytes, barAddr(*this, st, slot)});
+      });
+    });
+  } else {
+    barrier();
+  }
+  // The elements past the bulk part (all of them when it is empty), then a
+  // CTA barrier, which every reader passes before its wait: the threads'
+  // writes are then ordered before the reads, and with no bulk part thread 0
+  // arrives itself (the slot's one arrival per phase). Along a run, thread t
+  // copies places nBulk + t, nBulk + t + T, ... (a loop: few registers, as
+  // this path is cold); an index of another form, each thread its elements.
+  llvm::Value* nBulk = b.CreateUDiv(bulkBytes, i32(esz));
+  emitIf(b.CreateICmpULT(nBulk, i32(L)), [&] {
+    if (runs) {
+      llvm::BasicBlock* pre = b.GetInsertBlock();
+      llvm::BasicBlock* body = llvm::BasicBlock::Create(ctx, "bulk.tail", kernel);
+      llvm::BasicBlock* after = llvm::BasicBlock::Create(ctx, "bulk.tail.done", kernel);
+      llvm::Value* first = b.CreateAdd(nBulk, tid);
+      b.CreateCondBr(b.CreateICmpULT(first, i32(L)), body, after);
+      b.SetInsertPoint(body);
+      llvm::PHINode* place = b.CreatePHI(b.getInt32Ty(), 2, "place");
+      place->addIncoming(first, pre);
+      llvm::Value* p = b.CreateZExt(place, b.getInt64Ty());
+      llvm::Value* sValid = andAll(sRowOk, b.CreateICmpULT(b.CreateAdd(sRun, p), src.dims.back()));
+      llvm::Value* v = guardedLoad(src, src.dtype, sValid, b.CreateAdd(sStart, p), llvm::Constant::getNullValue(ty));
+      emitIf(b.CreateICmpULT(b.CreateAdd(dRun, p), dst.dims.back()), [&] {
+        b.CreateAlignedStore(v, b.CreateGEP(ty, dst.base, b.CreateAdd(dStart, p)), llvm::Align(esz));
+      });
+      llvm::Value* next = b.CreateAdd(place, i32(T));
+      place->addIncoming(next, b.GetInsertBlock());
+      b.CreateCondBr(b.CreateICmpULT(next, i32(L)), body, after);
+      b.SetInsertPoint(after);
+    } else {
+      for (size_t r = 0; r < static_cast<size_t>(lay.perThread()); ++r)
+        emitIf(b.CreateICmpUGE(elemIndex(lay, static_cast<int64_t>(r)), nBulk),
+               [&] { copyElement(*this, ad, as, lay, r); });
+    }
+    barrier();
+    emitIf(b.CreateAnd(b.CreateICmpEQ(tid, i32(0)), b.CreateICmpEQ(bulkBytes, i32(0))), [&] {
+      ptx("{ .reg .b64 fnk_state; mbarrier.arrive.shared::cta.b64 fnk_state, [$0]; }", "r,~{memory}",
+          b.getVoidTy(), {barAddr(*this, st, slot)});
+    });
+  });
+  return Status::ok();
+}
+
+// Waits for the phase of the slot's mbarrier that this thread's bit names,
+// then flips the bit. A wait that never ends (a slot with no copy in flight,
+// which the interpreter reports) traps after about 2^24 tries instead of
+// hanging the GPU.
+Status Lowerer::lowerBulkWait(const ir::Operation& op) {
+  auto it = mems.find(op.operand(0));
+  if (it == mems.end()) return fail(op, "memory operand is not lowered");
+  BulkState& st = bulkState(op.operand(0));
+  if (!st.phase) return fail(op, "internal error: no mbarriers for this buffer");
+  std::vector<llvm::Value*> lead;
+  for (unsigned i = 1; i < op.numOperands(); ++i) lead.push_back(tile(op.operand(i)).regs[0]);
+  llvm::Value* slotOk;
+  llvm::Value* slot = bulkSlot(*this, it->second, lead, slotOk);
+  trapUnless(*this, slotOk);
+  llvm::Value* bits = b.CreateLoad(b.getInt64Ty(), st.phase);
+  llvm::Value* bit = b.CreateShl(b.getInt64(1), slot);
+  llvm::Value* parity = b.CreateTrunc(b.CreateLShr(bits, slot), b.getInt32Ty());
+  parity = b.CreateAnd(parity, i32(1));
+  llvm::Value* bar = barAddr(*this, st, slot);
+  llvm::BasicBlock* pre = b.GetInsertBlock();
+  llvm::BasicBlock* wait = llvm::BasicBlock::Create(ctx, "bulk.wait", kernel);
+  llvm::BasicBlock* stuck = llvm::BasicBlock::Create(ctx, "bulk.stuck", kernel);
+  llvm::BasicBlock* done = llvm::BasicBlock::Create(ctx, "bulk.done", kernel);
+  b.CreateBr(wait);
+  b.SetInsertPoint(wait);
+  llvm::PHINode* tries = b.CreatePHI(b.getInt32Ty(), 2);
+  tries->addIncoming(i32(0), pre);
+  llvm::Value* ok = ptx("{ .reg .pred fnk_done; mbarrier.try_wait.parity.shared::cta.b64 fnk_done, [$1], $2; "
+                        "selp.u32 $0, 1, 0, fnk_done; }",
+                        "=r,r,r,~{memory}", b.getInt32Ty(), {bar, parity});
+  llvm::Value* next = b.CreateAdd(tries, i32(1));
+  llvm::BasicBlock* retry = llvm::BasicBlock::Create(ctx, "bulk.retry", kernel);
+  b.CreateCondBr(b.CreateICmpNE(ok, i32(0)), done, retry);
+  b.SetInsertPoint(retry);
+  tries->addIncoming(next, retry);
+  b.CreateCondBr(b.CreateICmpULT(next, i32(1 << 24)), wait, stuck);
+  b.SetInsertPoint(stuck);
+  intrinsic(llvm::Intrinsic::trap, {}, {});
+  b.CreateUnreachable();
+  b.SetInsertPoint(done);
+  b.CreateStore(b.CreateXor(bits, bit), st.phase);
   return Status::ok();
 }
 

@@ -69,6 +69,10 @@ def split_cases(x, w, dy, cluster, min_block, fwd_p):
            {**split, "P": fwd_p, "S": 3})
     yield ("bench/variants.fnk", "rms_bwd_split_ring", {"x": x, "w": w, "dy": dy, "rstd": _rstd(x)},
            ["dx", "dw_partial"], {}, {"P": 2}, {**split, "S": 2})
+    # The same through bulk copies (copy_bulk), rings deeper than some CTAs' rows.
+    for st in (2, 3):
+        yield ("bench/variants.fnk", "rms_bwd_split_bulk", {"x": x, "w": w, "dy": dy, "rstd": _rstd(x)},
+               ["dx", "dw_partial"], {}, {"P": 2}, {**split, "S": st})
 
 
 def dit_cases(rng, B, S, H):
@@ -86,6 +90,11 @@ def dit_cases(rng, B, S, H):
     yield ("examples/dit_modulate.fnk", "dit_modulate_fwd",
            {"x": x, "w": w, "b": b, "scale": scale, "shift": shift}, ["y", "mean", "rstd"], {"eps": 1e-5}, {},
            {"WARPS": 1, "SB": 2})
+    # The rows staged in shared memory by bulk copies, deeper than some CTAs' rows.
+    for stages in (2, 4):
+        yield ("bench/variants.fnk", "dit_fwd_bulk",
+               {"x": x, "w": w, "b": b, "scale": scale, "shift": shift}, ["y", "mean", "rstd"], {"eps": 1e-5}, {},
+               {"SB": 3, "STAGES": stages, "BLOCK_H": max(256, 1 << (H - 1).bit_length())})
     yield ("examples/dit_modulate.fnk", "dit_modulate_bwd",
            {"x": x, "w": w, "scale": scale, "dy": dy, "mean": mu, "rstd": r},
            ["dx", "ps0", "ps1"], {}, {"SB": SB})
@@ -213,6 +222,10 @@ def lang_cases(rng):
            ["dx", "dw_partial"], {}, {"P": 16}, {"BLOCK_N": 1024, "WARPS": 8, "S": 4})
     yield ("bench/variants.fnk", "rms_bwd_ring", {"x": xr, "w": rng.standard_normal(1000), "dy": dyr, "rstd": _rstd(xr)},
            ["dx", "dw_partial"], {}, {"P": 5}, {"BLOCK_N": 1024, "WARPS": 4, "S": 3, "SYNC": 0})
+    # The same ring filled by bulk copies (copy_bulk).
+    for p, wp, st in ((5, 4, 3), (16, 8, 4), (5, 4, 2)):
+        yield ("bench/variants.fnk", "rms_bwd_bulk", {"x": xr, "w": rng.standard_normal(1000), "dy": dyr, "rstd": _rstd(xr)},
+               ["dx", "dw_partial"], {}, {"P": p}, {"BLOCK_N": 1024, "WARPS": wp, "S": st})
     # Atomics: M = 13 rows over G = 4 CTAs, the last ragged; 16 bins (i32 input).
     yield (f, "lang_atomic", {"x": rng.standard_normal((13, 64)), "bins": rng.integers(0, 16, (13, 64))},
            ["hist", "count", "total", "ticket", "mean", "seen"], {}, {"NB": 16, "G": 4})
@@ -221,6 +234,12 @@ def lang_cases(rng):
         yield (f, "lang_copy_async", {"x": rng.standard_normal((3, n))}, ["y"], {}, {})
     for m, n, s in ((9, 300, 3), (1, 256, 2), (20, 1000, 4)):
         yield (f, "lang_pipeline", {"x": rng.standard_normal((m, n))}, ["y"], {}, {}, {"S": s})
+    # copy_bulk: aligned rows (bulk), a ragged last block (bulk prefix, zeros after), odd N and shifted
+    # starts (misaligned: element copies; SHIFT = 8 is aligned for both dtypes, 4 for f32 only), and rings
+    # deeper than the rows.
+    for m, n, s, shift in ((9, 300, 3, 0), (1, 256, 2, 0), (20, 1000, 4, 4), (5, 257, 2, 0), (6, 700, 3, 3),
+                           (7, 1000, 3, 8), (2, 512, 5, 0)):
+        yield (f, "lang_bulk", {"x": rng.standard_normal((m, n))}, ["y"], {}, {}, {"S": s, "SHIFT": shift})
     # Contiguous atomic adds (vector red where aligned): N = 250 and 257 ragged and misaligned.
     for n in (250, 257, 256):
         yield (f, "lang_red", {"x": rng.standard_normal((7, n))}, ["acc", "colsum"], {}, {})
