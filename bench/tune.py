@@ -214,6 +214,12 @@ def variant_cases():
     for ctas in (2, 3, 4):  # x read three times (the last two from L2), few registers: more CTAs per SM
         yield ("LayerNorm fwd 32768x8192", f"reload3 WARPS=16 CTAS={ctas}", fwd,
                lambda ctas=ctas: var.ln_fwd_reload3(x, w, b, y, mean, rstd, eps=1e-6, WARPS=16, CTAS=ctas))
+    # Persistent, the rows staged S - 1 ahead in shared memory by bulk copies (copy_bulk).
+    for wp, ctas, st in ((16, 1, 2), (16, 1, 3), (16, 1, 4), (32, 1, 3), (32, 1, 4), (32, 1, 6), (8, 2, 3),
+                         (16, 2, 3), (32, 2, 3)):
+        yield ("LayerNorm fwd 32768x8192", f"bulk WARPS={wp} CTAS={ctas} S={st} P={ctas * sms}", fwd,
+               lambda wp=wp, ctas=ctas, st=st: var.ln_fwd_bulk(x, w, b, y, mean, rstd, eps=1e-6, WARPS=wp, CTAS=ctas,
+                                                               S=st, P=ctas * sms))
     mean.copy_(torch.randn(M, device=DEV) * 0.1)
     rstd.copy_(torch.rand(M, device=DEV) + 0.5)
     dyl, dxl = torch.randn_like(x), torch.empty_like(x)
@@ -281,8 +287,8 @@ def variant_cases():
                for sb, wp, ct in ((64, 2, 12), (64, 2, 16), (32, 2, 16), (32, 4, 8), (24, 2, 10))]
     pf_fwd += [(f"bulk SB={sb} WARPS={wp} STAGES={st}",
                 lambda *t, sb=sb, wp=wp, st=st: var.dit_fwd_bulk(*t, eps=1e-6, SB=sb, WARPS=wp, STAGES=st))
-               for sb, wp, st in ((64, 2, 2), (64, 2, 3), (64, 2, 4), (64, 2, 6), (32, 2, 4), (32, 4, 4), (16, 4, 6),
-                                  (128, 1, 4), (32, 2, 8))]
+               for sb, wp, st in ((64, 2, 4), (128, 1, 2), (128, 1, 3), (128, 1, 4), (128, 1, 6), (256, 1, 3),
+                                  (256, 1, 4), (448, 1, 3), (64, 1, 4), (96, 1, 4))]
     pf_fwd += [(f"1pass SB={sb} WARPS={wp}", lambda *t, sb=sb, wp=wp: var.dit_fwd_1pass(*t, eps=1e-6, SB=sb, WARPS=wp))
                for sb, wp in ((64, 2), (32, 2), (128, 2), (32, 4), (64, 4))]
     pf_fwd += [(f"wr SB={sb} ROWS={r} WARPS={wp}",

@@ -44,6 +44,9 @@ def rmsnorm_cases(rng, M, N):
     # for its one-pass statistics.
     yield ("stdlib/norm/layernorm.fnk", "layernorm_fwd", {"x": x + 20.0, "w": w, "b": b},
            ["y", "mean", "rstd"], {"eps": 1e-5}, {}, {"BLOCK_N": 256, "WARPS": 4})
+    if N <= 8192:  # the persistent forward whose rows arrive by bulk copies (bench/variants.fnk)
+        yield ("bench/variants.fnk", "ln_fwd_bulk", {"x": x + 3.0, "w": w, "b": b}, ["y", "mean", "rstd"],
+               {"eps": 1e-5}, {}, {"BLOCK_N": max(256, 1 << (N - 1).bit_length()), "WARPS": 4, "S": 3, "P": 2})
     yield ("stdlib/norm/layernorm.fnk", "layernorm_bwd", {"x": x, "w": w, "dy": dy, "mean": mu, "rstd": r},
            ["dx", "dw_partial", "db_partial"], {}, {"P": P})
     yield ("stdlib/norm/layernorm.fnk", "layernorm_bwd_dwdb",
