@@ -220,6 +220,15 @@ def variant_cases():
         yield ("LayerNorm fwd 32768x8192", f"bulk WARPS={wp} CTAS={ctas} S={st} P={ctas * sms}", fwd,
                lambda wp=wp, ctas=ctas, st=st: var.ln_fwd_bulk(x, w, b, y, mean, rstd, eps=1e-6, WARPS=wp, CTAS=ctas,
                                                                S=st, P=ctas * sms))
+    for wp, ctas, st in ((8, 2, 4), (8, 2, 6)):
+        yield ("LayerNorm fwd 32768x8192", f"bulk WARPS={wp} CTAS={ctas} S={st} P={ctas * sms}", fwd,
+               lambda wp=wp, ctas=ctas, st=st: var.ln_fwd_bulk(x, w, b, y, mean, rstd, eps=1e-6, WARPS=wp, CTAS=ctas,
+                                                               S=st, P=ctas * sms))
+    # The same with w and b loaded with each row and one reduction round (fewer registers).
+    for wp, ctas, st in ((8, 2, 3), (8, 2, 4), (8, 3, 3), (16, 2, 3), (16, 2, 4), (8, 4, 2), (4, 4, 3), (4, 6, 2)):
+        yield ("LayerNorm fwd 32768x8192", f"bulk1 WARPS={wp} CTAS={ctas} S={st} P={ctas * sms}", fwd,
+               lambda wp=wp, ctas=ctas, st=st: var.ln_fwd_bulk1(x, w, b, y, mean, rstd, eps=1e-6, WARPS=wp, CTAS=ctas,
+                                                                S=st, P=ctas * sms))
     mean.copy_(torch.randn(M, device=DEV) * 0.1)
     rstd.copy_(torch.rand(M, device=DEV) + 0.5)
     dyl, dxl = torch.randn_like(x), torch.empty_like(x)
@@ -289,6 +298,10 @@ def variant_cases():
                 lambda *t, sb=sb, wp=wp, st=st: var.dit_fwd_bulk(*t, eps=1e-6, SB=sb, WARPS=wp, STAGES=st))
                for sb, wp, st in ((64, 2, 4), (128, 1, 2), (128, 1, 3), (128, 1, 4), (128, 1, 6), (256, 1, 3),
                                   (256, 1, 4), (448, 1, 3), (64, 1, 4), (96, 1, 4))]
+    pf_fwd += [(f"bulk2 SB={sb} WARPS={wp} STAGES={st}",
+                lambda *t, sb=sb, wp=wp, st=st: var.dit_fwd_bulk2(*t, eps=1e-6, SB=sb, WARPS=wp, STAGES=st))
+               for sb, wp, st in ((256, 1, 3), (128, 1, 3), (64, 1, 3), (48, 1, 4), (128, 2, 3), (64, 2, 3),
+                                  (64, 2, 4), (48, 2, 4), (32, 2, 6))]
     pf_fwd += [(f"1pass SB={sb} WARPS={wp}", lambda *t, sb=sb, wp=wp: var.dit_fwd_1pass(*t, eps=1e-6, SB=sb, WARPS=wp))
                for sb, wp in ((64, 2), (32, 2), (128, 2), (32, 4), (64, 4))]
     pf_fwd += [(f"wr SB={sb} ROWS={r} WARPS={wp}",
