@@ -45,8 +45,9 @@ def rmsnorm_cases(rng, M, N):
     yield ("stdlib/norm/layernorm.fnk", "layernorm_fwd", {"x": x + 20.0, "w": w, "b": b},
            ["y", "mean", "rstd"], {"eps": 1e-5}, {}, {"BLOCK_N": 256, "WARPS": 4})
     if N <= 8192:  # the persistent forward whose rows arrive by bulk copies (bench/variants.fnk)
-        yield ("bench/variants.fnk", "ln_fwd_bulk", {"x": x + 3.0, "w": w, "b": b}, ["y", "mean", "rstd"],
-               {"eps": 1e-5}, {}, {"BLOCK_N": max(256, 1 << (N - 1).bit_length()), "WARPS": 4, "S": 3, "P": 2})
+        for kernel in ("ln_fwd_bulk", "ln_fwd_bulk1"):
+            yield ("bench/variants.fnk", kernel, {"x": x + 3.0, "w": w, "b": b}, ["y", "mean", "rstd"],
+                   {"eps": 1e-5}, {}, {"BLOCK_N": max(256, 1 << (N - 1).bit_length()), "WARPS": 4, "S": 3, "P": 2})
     yield ("stdlib/norm/layernorm.fnk", "layernorm_bwd", {"x": x, "w": w, "dy": dy, "mean": mu, "rstd": r},
            ["dx", "dw_partial", "db_partial"], {}, {"P": P})
     yield ("stdlib/norm/layernorm.fnk", "layernorm_bwd_dwdb",
@@ -94,8 +95,8 @@ def dit_cases(rng, B, S, H):
            {"x": x, "w": w, "b": b, "scale": scale, "shift": shift}, ["y", "mean", "rstd"], {"eps": 1e-5}, {},
            {"WARPS": 1, "SB": 2})
     # The rows staged in shared memory by bulk copies, deeper than some CTAs' rows.
-    for stages in (2, 4):
-        yield ("bench/variants.fnk", "dit_fwd_bulk",
+    for kernel, stages in (("dit_fwd_bulk", 2), ("dit_fwd_bulk", 4), ("dit_fwd_bulk2", 3)):
+        yield ("bench/variants.fnk", kernel,
                {"x": x, "w": w, "b": b, "scale": scale, "shift": shift}, ["y", "mean", "rstd"], {"eps": 1e-5}, {},
                {"SB": 3, "STAGES": stages, "BLOCK_H": max(256, 1 << (H - 1).bit_length())})
     yield ("examples/dit_modulate.fnk", "dit_modulate_bwd",
