@@ -125,9 +125,9 @@ class _Dit(torch.autograd.Function):
         y = torch.empty_like(x)
         mean = torch.empty(B, S, device=DEV, dtype=torch.float32)
         rstd = torch.empty_like(mean)
-        # CTAs per batch: about 27 per SM in all (tune.py --variants at 56x1024x1024: SB=64 71 us,
-        # 32: 78, 128: 71; 97 for the old one row per CTA).
-        sb = max(1, min(S, (27 * torch.cuda.get_device_properties(0).multi_processor_count) // B))
+        # CTAs per batch: about 108 per SM in all, a few rows each (tune.py --variants at 56x1024x1024, the rows
+        # staged by bulk copies: SB=256 65.6-66.5 us, 128: 67.5-68, 64: 73-74, 448: 72-74; backend v9).
+        sb = max(1, min(S, (108 * torch.cuda.get_device_properties(0).multi_processor_count) // B))
         m.dit_modulate_fwd(x, w, b, scale, shift, y, mean, rstd, eps=eps, BLOCK_H=schedules.block(H), SB=sb)
         ctx.save_for_backward(x, w, b, scale, mean, rstd)
         return y

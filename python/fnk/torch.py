@@ -103,7 +103,7 @@ class _LayerNorm(torch.autograd.Function):
         y = torch.empty_like(x2)
         mean = torch.empty(m, device=x.device, dtype=torch.float32)
         rstd = torch.empty(m, device=x.device, dtype=torch.float32)
-        launch = schedules.ln_fwd(n)
+        launch = schedules.ln_fwd(n, _sms(x2.device))
         getattr(_module("layernorm"), launch.kernel)(x2, w, b, y, mean, rstd, eps=float(eps), **launch.consts,
                                                      T=_dtype(x2))
         ctx.save_for_backward(x2, w, mean, rstd)

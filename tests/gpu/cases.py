@@ -44,10 +44,14 @@ def rmsnorm_cases(rng, M, N):
     # for its one-pass statistics.
     yield ("stdlib/norm/layernorm.fnk", "layernorm_fwd", {"x": x + 20.0, "w": w, "b": b},
            ["y", "mean", "rstd"], {"eps": 1e-5}, {}, {"BLOCK_N": 256, "WARPS": 4})
-    if N <= 8192:  # the persistent forward whose rows arrive by bulk copies (bench/variants.fnk)
+    if N <= 8192:  # the persistent forwards whose rows arrive by bulk copies (full rows and padded ones)
+        blk = max(256, 1 << (N - 1).bit_length())
+        for blk_n in sorted({blk, 2 * blk}):
+            yield ("stdlib/norm/layernorm.fnk", "layernorm_fwd_staged", {"x": x + 3.0, "w": w, "b": b},
+                   ["y", "mean", "rstd"], {"eps": 1e-5}, {}, {"BLOCK_N": blk_n, "WARPS": 4, "S": 3, "P": 2})
         for kernel in ("ln_fwd_bulk", "ln_fwd_bulk1"):
             yield ("bench/variants.fnk", kernel, {"x": x + 3.0, "w": w, "b": b}, ["y", "mean", "rstd"],
-                   {"eps": 1e-5}, {}, {"BLOCK_N": max(256, 1 << (N - 1).bit_length()), "WARPS": 4, "S": 3, "P": 2})
+                   {"eps": 1e-5}, {}, {"BLOCK_N": blk, "WARPS": 4, "S": 3, "P": 2})
     yield ("stdlib/norm/layernorm.fnk", "layernorm_bwd", {"x": x, "w": w, "dy": dy, "mean": mu, "rstd": r},
            ["dx", "dw_partial", "db_partial"], {}, {"P": P})
     yield ("stdlib/norm/layernorm.fnk", "layernorm_bwd_dwdb",
@@ -86,14 +90,14 @@ def dit_cases(rng, B, S, H):
     dy = rng.standard_normal((B, S, H))
     mu, r = _mean_rstd(x)
     SB = cdiv(S, 8)
-    # SB = 3 CTAs per batch walk its rows (ragged unless 3 divides S).
+    # SB = 3 CTAs per batch walk its rows (ragged unless 3 divides S), two warps each.
     yield ("examples/dit_modulate.fnk", "dit_modulate_fwd",
            {"x": x, "w": w, "b": b, "scale": scale, "shift": shift}, ["y", "mean", "rstd"], {"eps": 1e-5}, {},
-           {"SB": 3})
-    # One-warp CTAs: the reductions finish in the butterfly, without scratch.
+           {"SB": 3, "WARPS": 2})
+    # One-warp CTAs (the default): the reductions finish in the butterfly, without scratch; two stages.
     yield ("examples/dit_modulate.fnk", "dit_modulate_fwd",
            {"x": x, "w": w, "b": b, "scale": scale, "shift": shift}, ["y", "mean", "rstd"], {"eps": 1e-5}, {},
-           {"WARPS": 1, "SB": 2})
+           {"WARPS": 1, "SB": 2, "STAGES": 2})
     # The rows staged in shared memory by bulk copies, deeper than some CTAs' rows.
     for kernel, stages in (("dit_fwd_bulk", 2), ("dit_fwd_bulk", 4), ("dit_fwd_bulk2", 3)):
         yield ("bench/variants.fnk", kernel,
