@@ -95,9 +95,9 @@ bool Elaborator::runIndices(const std::string& fname, const EVal& view) {
   for (size_t d = 0; d < n; ++d) {
     const size_t rank = view.indices[d]->type().shape.size();
     if (d + 1 < n ? rank == 0 : rank == 1) continue;
-    diags_.error(view.range, fname + "() moves one 1-D run: every index but the last a scalar and the last a 1-D "
-                                     "tile, as in buf[s, cols]; index " + std::to_string(d) + " has shape " +
-                                     dimsStr(view.indices[d]->type().shape));
+    diags_.error(view.range, fname + (fname == "wait_bulk" ? "() names the slot of a 1-D run" : "() moves one 1-D run") +
+                                 ": every index but the last a scalar and the last a 1-D tile, as in buf[s, cols]; "
+                                 "index " + std::to_string(d) + " has shape " + dimsStr(view.indices[d]->type().shape));
     return false;
   }
   return true;
@@ -464,6 +464,15 @@ EVal Elaborator::builtin(const std::string& fname, CallArgs& args, SourceRange r
     if (!runIndices(fname, dst) || !runIndices(fname, src) || !indexShape(dst, shape) || !indexShape(src, shape) ||
         !checkTile(dst.value->type().dtype, shape, r))
       return EVal::error();
+    // One mbarrier per slot, and each thread's phase bits in one 64-bit word.
+    int64_t slots = 1;
+    const std::vector<int64_t>& bufShape = dst.value->type().shape;
+    for (size_t d = 0; d + 1 < bufShape.size(); ++d) slots *= bufShape[d];
+    if (slots > 64) {
+      diags_.error(dst.range, "copy_bulk() keeps one mbarrier per slot of its buffer, at most 64; " +
+                                  dst.value->type().str() + " has " + std::to_string(slots) + " slots");
+      return EVal::error();
+    }
     std::vector<ir::Value*> ops{dst.value, src.value};
     for (const EVal* side : {&dst, &src})
       for (ir::Value* i : side->indices) ops.push_back(i->type().shape == shape ? i : broadcastTo(i, shape, r));

@@ -1,5 +1,6 @@
 """The Python package on the interpreter path: NumPy arrays in, results checked
 against float64 NumPy references on ragged shapes, errors as exceptions."""
+import re
 import sys
 from pathlib import Path
 
@@ -301,6 +302,60 @@ kernel k(x: tensor<f32>[N], y: out tensor<f32>[N, 2]) launch(grid = 1, warps = 1
     y = np.zeros((32, 2), np.float32)
     k.k(x, y)
     assert (y[:, 0] == -1).all() and (y[:, 1] == x).all()
+
+
+def test_copy_bulk_in_the_interpreter():
+    """tests/gpu/lang.fnk's lang_bulk (an S-stage ring of rows filled by
+    copy_bulk, each row weighted by its index) against NumPy: a ragged last
+    block and a shifted source read zeros past the row's end."""
+    m = fnk.load(REPO / "tests" / "gpu" / "lang.fnk")
+    r = np.random.default_rng(6)
+    for M, N, S, shift in ((9, 300, 3, 0), (1, 256, 2, 0), (6, 700, 3, 3), (2, 512, 5, 0)):
+        x = r.standard_normal((M, N)).astype(np.float32)
+        y = np.full(N, np.nan, np.float32)
+        m.lang_bulk(x, y, S=S, SHIFT=shift)
+        xs = np.zeros((M, N + 512))
+        xs[:, :N] = x
+        ref = ((np.arange(M) + 1.0)[:, None] * xs[:, shift:shift + N]).sum(0)
+        np.testing.assert_allclose(y, ref, rtol=1e-5, atol=1e-5)
+
+
+BULK_RULES = """
+kernel k<MODE: int = 0>(x: tensor<f32>[N], y: out tensor<f32>[N]) launch(grid = 1, warps = 1) {
+    let i = arange(0, 32);
+    let buf = shared<f32>[2, 32];
+    store(buf[0, i], zeros(32) - 1.0);
+    if MODE != 1 {
+        copy_bulk(buf[0, i], x[i]);
+    }
+    if MODE == 2 {
+        copy_bulk(buf[0, i], x[i]);
+    }
+    store(y[i], load(buf[0, i]));
+    if MODE != 3 {
+        wait_bulk(buf[0, i]);
+    }
+    if MODE == 4 {
+        wait_bulk(buf[1 + N, i]);
+    }
+}
+"""
+
+
+def test_copy_bulk_lands_at_its_wait_and_misuse_is_an_error():
+    """A bulk copy writes its slot at the wait_bulk on it (a read before sees
+    the old contents); a wait with no copy in flight (on the GPU it would never
+    end), a second copy into a slot whose copy is in flight, a copy never
+    waited for and a slot out of range are errors naming the slot."""
+    k = fnk.compile(BULK_RULES, name="bulk.fnk")
+    x = np.arange(32, dtype=np.float32)
+    y = np.zeros(32, np.float32)
+    k.k(x, y)
+    assert (y == -1).all()
+    for mode, message in ((1, "has no copy_bulk in flight"), (2, "while its previous copy_bulk is in flight"),
+                          (3, "never waited for (wait_bulk)"), (4, "slot index 33 is out of range for dim 0")):
+        with pytest.raises(fnk.FnkError, match=re.escape(message)):
+            k.k(x, y, MODE=mode)
 
 
 def test_atomic_add_returns_the_old_values():

@@ -254,6 +254,36 @@ TEST(IRVerifier, CopyAsyncFromATensorIntoSharedMemory) {
   }
 }
 
+TEST(IRVerifier, CopyBulkMovesOneRunIntoASlot) {
+  const std::string head =
+      "module @m\n\nkernel @k(%x: tensor<f32>[M, N], %h: tensor<bf16>[M, N], %n: i32)\n"
+      "launch {\n  %0 = tile.constant {value = 1} : i32\n  func.launch_grid %n, %0, %0\n}\nbody {\n"
+      "  %1 = gpu.shared_alloc : shared<f32>[2, 64]\n  %2 = tile.arange {start = 0, end = 64} : tile<i32>[64]\n"
+      "  %3 = tile.broadcast %n : tile<i32>[64]\n";
+  auto ok = check(head + "  tile.copy_bulk %1, %x, %3, %2, %3, %2\n  gpu.bulk_wait %1, %n\n  func.return\n}\n");
+  EXPECT_TRUE(ok->ok) << ok->errors();
+  const struct {
+    const char* ops;
+    const char* error;
+  } cases[] = {
+      {"  tile.copy_bulk %1, %h, %3, %2, %3, %2\n",
+       "12:3: tile.copy_bulk copies tensor<bf16>[M, N] into shared<f32>[2, 64]: dtypes differ"},
+      {"  tile.copy_bulk %1, %x, %3, %2, %3\n",
+       "12:3: tile.copy_bulk takes 6 operands (destination, source, 2 + 2 indices), got 5"},
+      {"  %4 = tile.broadcast %3 : tile<i32>[2, 64]\n  tile.copy_bulk %1, %x, %4, %4, %4, %4\n",
+       "13:3: tile.copy_bulk copies one 1-D run, not a tile of shape 2x64"},
+      {"  gpu.bulk_wait %x, %n\n", "12:3: gpu.bulk_wait waits on a shared buffer, got tensor<f32>[M, N]"},
+      {"  gpu.bulk_wait %1\n", "12:3: gpu.bulk_wait takes the buffer and 1 slot indices, got 0"},
+      {"  gpu.bulk_wait %1, %2\n", "12:3: gpu.bulk_wait slot index 0 must be an i32 or i64 scalar, got tile<i32>[64]"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.ops);
+    auto r = check(head + c.ops + "  func.return\n}\n");
+    EXPECT_FALSE(r->ok);
+    EXPECT_NE(r->errors().find(std::string(c.error) + "\n"), std::string::npos) << r->errors();
+  }
+}
+
 TEST(IRVerifier, ChecksKernelStructure) {
   // launch region without its terminator
   auto a = check("module @m\n\nkernel @k(%n: i32)\nlaunch {\n  %0 = tile.neg %n : i32\n}\nbody {\n  func.return\n}\n");
