@@ -229,6 +229,14 @@ def variant_cases():
         yield ("LayerNorm fwd 32768x8192", f"bulk1 WARPS={wp} CTAS={ctas} S={st} P={ctas * sms}", fwd,
                lambda wp=wp, ctas=ctas, st=st: var.ln_fwd_bulk1(x, w, b, y, mean, rstd, eps=1e-6, WARPS=wp, CTAS=ctas,
                                                                 S=st, P=ctas * sms))
+    # One row per CTA as rmsnorm_fwd_row, one reduction round, x read again (backend v9).
+    for wp, ctas in ((16, 2), (8, 3), (8, 4), (16, 1)):
+        yield ("LayerNorm fwd 32768x8192", f"row2 WARPS={wp} CTAS={ctas}", fwd,
+               lambda wp=wp, ctas=ctas: var.ln_fwd_row2(x, w, b, y, mean, rstd, eps=1e-6, WARPS=wp, CTAS=ctas))
+    for wp, ctas, st in ((8, 2, 3), (8, 2, 2), (8, 2, 4), (16, 1, 3), (8, 1, 4)):  # the stdlib kernel
+        yield ("LayerNorm fwd 32768x8192", f"staged WARPS={wp} CTAS={ctas} S={st} P={ctas * sms}", fwd,
+               lambda wp=wp, ctas=ctas, st=st: ln.layernorm_fwd_staged(x, w, b, y, mean, rstd, eps=1e-6, WARPS=wp,
+                                                                        CTAS=ctas, S=st, P=ctas * sms))
     mean.copy_(torch.randn(M, device=DEV) * 0.1)
     rstd.copy_(torch.rand(M, device=DEV) + 0.5)
     dyl, dxl = torch.randn_like(x), torch.empty_like(x)

@@ -52,6 +52,9 @@ def rmsnorm_cases(rng, M, N):
         for kernel in ("ln_fwd_bulk", "ln_fwd_bulk1"):
             yield ("bench/variants.fnk", kernel, {"x": x + 3.0, "w": w, "b": b}, ["y", "mean", "rstd"],
                    {"eps": 1e-5}, {}, {"BLOCK_N": blk, "WARPS": 4, "S": 3, "P": 2})
+        for blk_n in sorted({blk, 2 * blk}):
+            yield ("bench/variants.fnk", "ln_fwd_row2", {"x": x + 3.0, "w": w, "b": b}, ["y", "mean", "rstd"],
+                   {"eps": 1e-5}, {}, {"BLOCK_N": blk_n, "WARPS": 4})
     yield ("stdlib/norm/layernorm.fnk", "layernorm_bwd", {"x": x, "w": w, "dy": dy, "mean": mu, "rstd": r},
            ["dx", "dw_partial", "db_partial"], {}, {"P": P})
     yield ("stdlib/norm/layernorm.fnk", "layernorm_bwd_dwdb",
