@@ -233,7 +233,8 @@ def variant_cases():
     for wp, ctas in ((16, 2), (8, 3), (8, 4), (16, 1)):
         yield ("LayerNorm fwd 32768x8192", f"row2 WARPS={wp} CTAS={ctas}", fwd,
                lambda wp=wp, ctas=ctas: var.ln_fwd_row2(x, w, b, y, mean, rstd, eps=1e-6, WARPS=wp, CTAS=ctas))
-    for wp, ctas, st in ((8, 2, 3), (8, 2, 2), (8, 2, 4), (16, 1, 3), (8, 1, 4)):  # the stdlib kernel
+    for wp, ctas, st in ((8, 2, 3), (8, 2, 2), (8, 2, 4), (16, 1, 3), (8, 1, 4), (8, 1, 3), (8, 1, 5), (8, 1, 6),
+                         (8, 1, 8), (16, 1, 5), (16, 1, 8)):  # the stdlib kernel
         yield ("LayerNorm fwd 32768x8192", f"staged WARPS={wp} CTAS={ctas} S={st} P={ctas * sms}", fwd,
                lambda wp=wp, ctas=ctas, st=st: ln.layernorm_fwd_staged(x, w, b, y, mean, rstd, eps=1e-6, WARPS=wp,
                                                                         CTAS=ctas, S=st, P=ctas * sms))
