@@ -196,6 +196,16 @@ private:
       case OpKind::Sub:
         if (rt.dtype != DType::I1 && isConstant(op.operand(1), 0.0)) return op.operand(0);
         break;
+      case OpKind::And:  // i1: a mask and-ed with an all-true one (the version pass's full tiles)
+        if (rt.dtype == DType::I1) {
+          if (isConstant(op.operand(1), 1)) return sameAsResult(op.operand(0));
+          if (isConstant(op.operand(0), 1)) return sameAsResult(op.operand(1));
+        }
+        break;
+      case OpKind::Select:  // a constant condition picks one side
+        if (isConstant(op.operand(0), 1)) return sameAsResult(op.operand(1));
+        if (isConstant(op.operand(0), 0)) return sameAsResult(op.operand(2));
+        break;
       default: break;
     }
     return foldConstants(b, it);
