@@ -427,6 +427,24 @@ static void copyElement(Lowerer& L, const Access& ad, const Access& as, const ir
   L.emitIf(dValid, [&] { b.CreateAlignedStore(v, b.CreateGEP(ty, ad.mem->base, dOff), align); });
 }
 
+// The two sides of a copy (tile.copy_async, tile.copy_bulk): the shared
+// destination's access and the source tensor's, their index operands and
+// those broadcast to the copy's shape; false when a memory is not lowered.
+static bool copySides(Lowerer& L, const ir::Operation& op, Access& ad, Access& as, std::vector<const ir::Value*>& dIdx,
+                      std::vector<const ir::Value*>& sIdx) {
+  auto dit = L.mems.find(op.operand(0)), sit = L.mems.find(op.operand(1));
+  if (dit == L.mems.end() || sit == L.mems.end()) return false;
+  ad.mem = &dit->second;
+  as.mem = &sit->second;
+  const size_t rd = ad.mem->dims.size(), rs = as.mem->dims.size();
+  const std::vector<int64_t>& shape = op.operand(2)->type().shape;
+  for (size_t d = 0; d < rd; ++d) dIdx.push_back(op.operand(static_cast<unsigned>(2 + d)));
+  for (size_t d = 0; d < rs; ++d) sIdx.push_back(op.operand(static_cast<unsigned>(2 + rd + d)));
+  for (const ir::Value* v : dIdx) ad.idx.push_back(L.broadcastTo(v, shape));
+  for (const ir::Value* v : sIdx) as.idx.push_back(L.broadcastTo(v, shape));
+  return true;
+}
+
 // Global to shared, each thread its own chunks: `cp.async` of 16 bytes per
 // piece (.cg: through L2 only; 4- or 8-byte pieces .ca) where a chunk is in
 // bounds, unmasked and aligned on both sides, else element by element through
@@ -434,20 +452,13 @@ static void copyElement(Lowerer& L, const Access& ad, const Access& as, const ir
 // element path completes at once; the asynchronous pieces are one group
 // (cp.async.commit_group), retired by gpu.async_wait.
 Status Lowerer::lowerCopyAsync(const ir::Operation& op) {
-  auto dit = mems.find(op.operand(0)), sit = mems.find(op.operand(1));
-  if (dit == mems.end() || sit == mems.end()) return fail(op, "memory operand is not lowered");
-  const Mem& dst = dit->second;
-  const Mem& src = sit->second;
+  Access ad, as;
+  std::vector<const ir::Value*> dIdx, sIdx;
+  if (!copySides(*this, op, ad, as, dIdx, sIdx)) return fail(op, "memory operand is not lowered");
+  const Mem& dst = *ad.mem;
+  const Mem& src = *as.mem;
   const size_t rd = dst.dims.size(), rs = src.dims.size();
   const std::vector<int64_t> shape = op.operand(2)->type().shape;
-  Access ad, as;
-  ad.mem = &dst;
-  as.mem = &src;
-  std::vector<const ir::Value*> dIdx, sIdx;
-  for (size_t d = 0; d < rd; ++d) dIdx.push_back(op.operand(static_cast<unsigned>(2 + d)));
-  for (size_t d = 0; d < rs; ++d) sIdx.push_back(op.operand(static_cast<unsigned>(2 + rd + d)));
-  for (const ir::Value* v : dIdx) ad.idx.push_back(broadcastTo(v, shape));
-  for (const ir::Value* v : sIdx) as.idx.push_back(broadcastTo(v, shape));
   TV maskTV;
   if (op.attrs().getBool("mask")) maskTV = broadcastTo(op.operand(static_cast<unsigned>(2 + rd + rs)), shape), as.mask = &maskTV;
   const ir::TileLayout lay = ad.idx.front().layout;
@@ -564,18 +575,12 @@ static llvm::Value* barAddr(Lowerer& L, Lowerer::BulkState& st, llvm::Value* slo
 }
 
 Status Lowerer::lowerCopyBulk(const ir::Operation& op) {
-  auto dit = mems.find(op.operand(0)), sit = mems.find(op.operand(1));
-  if (dit == mems.end() || sit == mems.end()) return fail(op, "memory operand is not lowered");
-  const Mem& dst = dit->second;
-  const Mem& src = sit->second;
-  const size_t rd = dst.dims.size(), rs = src.dims.size();
-  const std::vector<int64_t> shape = op.operand(2)->type().shape;
-  const int64_t L = shape.at(0);
   Access ad, as;
-  ad.mem = &dst;
-  as.mem = &src;
-  for (size_t d = 0; d < rd; ++d) ad.idx.push_back(broadcastTo(op.operand(static_cast<unsigned>(2 + d)), shape));
-  for (size_t d = 0; d < rs; ++d) as.idx.push_back(broadcastTo(op.operand(static_cast<unsigned>(2 + rd + d)), shape));
+  std::vector<const ir::Value*> dIdx, sIdx;
+  if (!copySides(*this, op, ad, as, dIdx, sIdx)) return fail(op, "memory operand is not lowered");
+  const Mem& dst = *ad.mem;
+  const Mem& src = *as.mem;
+  const int64_t L = op.operand(2)->type().shape.at(0);
   const ir::TileLayout lay = ad.idx.back().layout;
   llvm::Type* ty = memType(src.dtype);
   const int64_t esz = static_cast<int64_t>(mod.getDataLayout().getTypeAllocSize(ty));
@@ -586,17 +591,18 @@ Status Lowerer::lowerCopyBulk(const ir::Operation& op) {
   // the first, the second holds for c0 + arange(0, L) and its like. Register
   // 0 of each then gives the scalars and, less its element index, the start.
   bool runs = !lay.uniform;
-  auto scalars = [&](const Access& a, unsigned first, std::vector<llvm::Value*>& lead) {
-    const unsigned last = first + static_cast<unsigned>(a.idx.size()) - 1;
-    for (unsigned d = first; d < last; ++d) runs = runs && axisInfo(op.operand(d)).constant >= L;
-    runs = runs && axisInfo(op.operand(last)).contig >= L;
-    for (size_t d = 0; d + 1 < a.idx.size(); ++d) lead.push_back(a.idx[d].regs[0]);
+  auto scalars = [&](const Access& a, const std::vector<const ir::Value*>& idx, std::vector<llvm::Value*>& lead) {
+    for (size_t d = 0; d + 1 < idx.size(); ++d) {
+      runs = runs && axisInfo(idx[d]).constant >= L;
+      lead.push_back(a.idx[d].regs[0]);
+    }
+    runs = runs && axisInfo(idx.back()).contig >= L;
     return b.CreateSub(b.CreateSExt(a.idx.back().regs[0], b.getInt64Ty()),
                        b.CreateZExt(elemIndex(lay, 0), b.getInt64Ty()));
   };
   std::vector<llvm::Value*> dLead, sLead;
-  llvm::Value* dRun = scalars(ad, 2, dLead);
-  llvm::Value* sRun = scalars(as, static_cast<unsigned>(2 + rd), sLead);
+  llvm::Value* dRun = scalars(ad, dIdx, dLead);
+  llvm::Value* sRun = scalars(as, sIdx, sLead);
   llvm::Value* slotOk;
   llvm::Value* slot = bulkSlot(*this, dst, dLead, slotOk);
   trapUnless(*this, slotOk);

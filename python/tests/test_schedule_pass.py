@@ -4,15 +4,9 @@ textbook order (bench/variants.fnk: dw's and db's updates after the row sums)
 run in the interpreter once without the pass and once with it, each in its
 own process (the knob is read once): outputs bitwise equal, and dx equal to a
 float64 NumPy reference, on ragged rows."""
-import os
-import subprocess
-import sys
-from pathlib import Path
-
 import numpy as np
 import pytest
-
-REPO = Path(__file__).resolve().parents[2]
+from knob_runs import REPO, kernel_ir, run_code
 
 RUN = r'''
 import sys
@@ -39,17 +33,7 @@ np.savez({path!r}, **out)
 def run(tmp_path, schedule):
     path = tmp_path / f"out{schedule}.npz"
     code = RUN.format(python=str(REPO / "python"), variants=str(REPO / "bench" / "variants.fnk"), path=str(path))
-    env = {**os.environ, "FNK_SCHEDULE": schedule}
-    p = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
-    assert p.returncode == 0, p.stderr
-    return dict(np.load(path))
-
-
-def fnkc():
-    for d in (os.environ.get("FNK_BUILD_DIR"), str(REPO / "build")):
-        if d and (Path(d) / "fnkc").is_file():
-            return str(Path(d) / "fnkc")
-    pytest.fail("no fnkc beside libfnk (set FNK_BUILD_DIR)")
+    return run_code(code, "FNK_SCHEDULE", schedule, path)
 
 
 @pytest.mark.parametrize("kernel", ["ln_bwd_pf", "rms_bwd_pf"])
@@ -58,10 +42,8 @@ def test_schedule_moves_the_updates(kernel):
     the kernels' IR differs with it, and the loop's last accumulator update
     comes before its last row sum only with it."""
     def ir(schedule):
-        p = subprocess.run([fnkc(), str(REPO / "bench" / "variants.fnk"), "-k", kernel, "--emit=ir"],
-                           env={**os.environ, "FNK_SCHEDULE": schedule}, capture_output=True, text=True, timeout=120)
-        assert p.returncode == 0, p.stderr
-        body = p.stdout[p.stdout.index("scf.for"):]
+        text = kernel_ir(REPO / "bench" / "variants.fnk", kernel, "FNK_SCHEDULE", schedule)
+        body = text[text.index("scf.for"):]
         return body[:body.index("scf.yield")]
     off, on = ir("0"), ir("1")
     assert off != on

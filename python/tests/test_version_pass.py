@@ -4,15 +4,9 @@ change no result. Norm kernels that mask their rows' padding run in the
 interpreter once without the pass and once with it, each in its own process
 (the knob is read once), at full and padded widths: outputs bitwise equal, and
 the pass must have versioned them (their IR has the new branch only with it)."""
-import os
-import subprocess
-import sys
-from pathlib import Path
-
 import numpy as np
 import pytest
-
-REPO = Path(__file__).resolve().parents[2]
+from knob_runs import REPO, kernel_ir, run_code
 
 RUN = r'''
 import sys
@@ -47,17 +41,7 @@ def run(tmp_path, version):
     path = tmp_path / f"out{version}.npz"
     code = RUN.format(python=str(REPO / "python"), layernorm=str(REPO / "stdlib" / "norm" / "layernorm.fnk"),
                       dit=str(REPO / "examples" / "dit_modulate.fnk"), path=str(path))
-    env = {**os.environ, "FNK_VERSION": version}
-    p = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
-    assert p.returncode == 0, p.stderr
-    return dict(np.load(path))
-
-
-def fnkc():
-    for d in (os.environ.get("FNK_BUILD_DIR"), str(REPO / "build")):
-        if d and (Path(d) / "fnkc").is_file():
-            return str(Path(d) / "fnkc")
-    pytest.fail("no fnkc beside libfnk (set FNK_BUILD_DIR)")
+    return run_code(code, "FNK_VERSION", version, path)
 
 
 @pytest.mark.parametrize("kernel", ["layernorm_fwd", "layernorm_fwd_rows", "layernorm_fwd_staged"])
@@ -66,10 +50,8 @@ def test_version_adds_the_full_tile_branch(kernel):
     with the pass the body compares N with BLOCK_N, and its full branch has
     fewer selects than the padded one."""
     def ir(version):
-        p = subprocess.run([fnkc(), str(REPO / "stdlib" / "norm" / "layernorm.fnk"), "-k", kernel, "--emit=ir"],
-                           env={**os.environ, "FNK_VERSION": version}, capture_output=True, text=True, timeout=120)
-        assert p.returncode == 0, p.stderr
-        return p.stdout[p.stdout.index("body {"):]
+        text = kernel_ir(REPO / "stdlib" / "norm" / "layernorm.fnk", kernel, "FNK_VERSION", version)
+        return text[text.index("body {"):]
     off, on = ir("0"), ir("1")
     assert '{pred = "eq"}' in on and on.count("scf.if") > off.count("scf.if")
     assert on.count("tile.select") < 2 * off.count("tile.select")

@@ -1,0 +1,34 @@
+"""Running fnk with an IR knob set (FNK_SCHEDULE, FNK_VERSION): the knobs are
+read once per process, so each setting runs in a process of its own."""
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def run_code(code, knob, value, out_path):
+    """Runs `code` (which writes an .npz to `out_path`) with `knob`=`value`; its arrays."""
+    p = subprocess.run([sys.executable, "-c", code], env={**os.environ, knob: value}, capture_output=True, text=True,
+                       timeout=300)
+    assert p.returncode == 0, p.stderr
+    return dict(np.load(out_path))
+
+
+def fnkc():
+    for d in (os.environ.get("FNK_BUILD_DIR"), str(REPO / "build")):
+        if d and (Path(d) / "fnkc").is_file():
+            return str(Path(d) / "fnkc")
+    pytest.fail("no fnkc beside libfnk (set FNK_BUILD_DIR)")
+
+
+def kernel_ir(path, kernel, knob, value):
+    """fnkc --emit=ir of one kernel with `knob`=`value`."""
+    p = subprocess.run([fnkc(), str(path), "-k", kernel, "--emit=ir"], env={**os.environ, knob: value},
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    return p.stdout
