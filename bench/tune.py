@@ -581,6 +581,14 @@ def wide_variant_cases(rms, var, sms):
             yield (bwd, f"split_bulk CLUSTER={c} BLOCK_N={bn} WARPS={wp} P={p} S={st}", 3 * M * N * 2,
                    lambda x=x, w=w, dy=dy, rstd=rstd, dx=dx, part=part, c=c, bn=bn, wp=wp, st=st:
                    var.rms_bwd_split_bulk(x, w, dy, rstd, dx, part, BLOCK_N=bn, CLUSTER=c, WARPS=wp, S=st))
+        # The bulk ring pipelined by hand around the cluster reduction (the next row's partial dot before
+        # this row's dx): with FNK_CLUSTER_DEFER=1 the reduction's wait moves to dx (bench/knob_ab.py).
+        for c, bn, wp, p, st in (((16, 16384, 16, 7, 2), (16, 16384, 32, 7, 2)) if N > 65536 else
+                                 ((8, 8192, 16, 132, 2), (8, 8192, 16, 132, 3), (8, 8192, 16, 66, 4))):
+            part = torch.empty(p, N, device=DEV)
+            yield (bwd, f"split_pipe CLUSTER={c} BLOCK_N={bn} WARPS={wp} P={p} S={st}", 3 * M * N * 2,
+                   lambda x=x, w=w, dy=dy, rstd=rstd, dx=dx, part=part, c=c, bn=bn, wp=wp, st=st:
+                   var.rms_bwd_split_pipe(x, w, dy, rstd, dx, part, BLOCK_N=bn, CLUSTER=c, WARPS=wp, S=st))
         for p in ((7, 14) if N > 65536 else ()):
             part = torch.empty(p, N, device=DEV)
             yield (bwd, f"split_reload WARPS=16 CTAS=1 P={p}", 3 * M * N * 2,

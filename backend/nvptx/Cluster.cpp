@@ -17,6 +17,7 @@
 // peer has read it.
 #include <llvm/IR/IntrinsicsNVPTX.h>
 
+#include "backend/nvptx/Codegen.h"
 #include "backend/nvptx/Lowerer.h"
 
 namespace fnk::nvptx::detail {
@@ -88,8 +89,9 @@ Status Lowerer::lowerCluster(const ir::Operation& op) {
     llvm::Value* base = b.CreateMul(half, i32(n));
     llvm::Value* rank = intrinsic(llvm::Intrinsic::nvvm_read_ptx_sreg_cluster_ctarank, {}, {});
     llvm::Value* v = toAccV(src.regs[0]);
+    std::pair<llvm::Value*, llvm::Value*> mbarPhase{nullptr, nullptr};
     if (async) {
-      asyncPush(buf, accTy, bytes, execs, base, rank, v, n);
+      mbarPhase = asyncPush(buf, accTy, bytes, execs, base, rank, v, n);
     } else {
       emitIf(b.CreateICmpULT(tid, i32(n)), [&] {
         llvm::Value* mine = generic(b.CreateGEP(accTy, buf, b.CreateAdd(base, rank)));
@@ -98,18 +100,29 @@ Status Lowerer::lowerCluster(const ir::Operation& op) {
       });
       clusterSync();
     }
-    // Lane q of every warp reads slot q, and the lanes fold the n values
-    // in rank order from warp shuffles, so every thread ends with the same result.
-    llvm::Value* lane = b.CreateAnd(tid, i32(31));
-    llvm::Value* q = b.CreateSelect(b.CreateICmpULT(lane, i32(n)), lane, i32(0));
-    llvm::Value* x = b.CreateAlignedLoad(accTy, b.CreateGEP(accTy, buf, b.CreateAdd(base, q)), llvm::Align(bytes));
-    llvm::Value* s = nullptr;
-    for (int64_t k = 0; k < n; ++k) {
-      llvm::Value* xk = shuffleIdx(x, static_cast<int>(k));
-      s = s ? combine(kind, accDt, s, xk) : xk;
-    }
-    out.regs[0] = ir::isFloat(dt) ? fromAcc(s, dt) : s;
-    tiles[op.result()] = out;
+    // The wait for the peers' pushes, then: lane q of every warp reads slot q,
+    // and the lanes fold the n values in rank order from warp shuffles, so
+    // every thread ends with the same result.
+    const ir::Value* result = op.result();
+    auto finish = [this, mbarPhase, accTy, buf, base, n, bytes, kind, accDt, dt, out, result]() mutable {
+      if (mbarPhase.first) mbarWait(mbarPhase.first, mbarPhase.second);
+      llvm::Value* lane = b.CreateAnd(tid, i32(31));
+      llvm::Value* q = b.CreateSelect(b.CreateICmpULT(lane, i32(n)), lane, i32(0));
+      llvm::Value* x = b.CreateAlignedLoad(accTy, b.CreateGEP(accTy, buf, b.CreateAdd(base, q)), llvm::Align(bytes));
+      llvm::Value* s = nullptr;
+      for (int64_t k = 0; k < n; ++k) {
+        llvm::Value* xk = shuffleIdx(x, static_cast<int>(k));
+        s = s ? combine(kind, accDt, s, xk) : xk;
+      }
+      out.regs[0] = ir::isFloat(dt) ? fromAcc(s, dt) : s;
+      tiles[result] = out;
+    };
+    // FNK_CLUSTER_DEFER=1: the wait and fold at the first op of this block
+    // that uses the result (or the block's end), so that the work in between
+    // (the next row's partial sum, in a kernel pipelined by hand) overlaps
+    // the peers' pushes.
+    if (async && knob(Knob::ClusterDefer) != 0) pendingFolds.push_back({result, curBlock, std::move(finish)});
+    else finish();
     return Status::ok();
   }
   llvm::GlobalVariable* buf = makeBuf(src.layout.elems);
@@ -155,8 +168,9 @@ Status Lowerer::lowerCluster(const ir::Operation& op) {
 // execution count (bit 0 picks the half). A peer cannot reach this half's
 // next use before this CTA has pushed the other half's values, which it does
 // only after reading this half: the same argument as the barrier version.
-void Lowerer::asyncPush(llvm::GlobalVariable* buf, llvm::Type* accTy, int64_t bytes, llvm::Value* execs,
-                        llvm::Value* base, llvm::Value* rank, llvm::Value* v, int64_t n) {
+std::pair<llvm::Value*, llvm::Value*> Lowerer::asyncPush(llvm::GlobalVariable* buf, llvm::Type* accTy, int64_t bytes,
+                                                         llvm::Value* execs, llvm::Value* base, llvm::Value* rank,
+                                                         llvm::Value* v, int64_t n) {
   const int64_t pair = clusterMbarNext++;
   auto* mty = llvm::cast<llvm::ArrayType>(clusterMbar->getValueType());
   llvm::Value* half = b.CreateAnd(execs, i32(1));
@@ -176,6 +190,11 @@ void Lowerer::asyncPush(llvm::GlobalVariable* buf, llvm::Type* accTy, int64_t by
             (wide ? "b64" : "b32") + " [fnk_slot], $2, [fnk_bar]; }",
         std::string("r,r,") + (wide ? "l" : "r") + ",r", b.getVoidTy(), {slot, mbar, bits, tid});
   });
+  return {mbar, phase};
+}
+
+// Every thread waits for the phase `phase` of the mbarrier at `mbar`.
+void Lowerer::mbarWait(llvm::Value* mbar, llvm::Value* phase) {
   llvm::BasicBlock* wait = llvm::BasicBlock::Create(ctx, "cluster.wait", kernel);
   llvm::BasicBlock* done = llvm::BasicBlock::Create(ctx, "cluster.done", kernel);
   b.CreateBr(wait);
@@ -185,6 +204,24 @@ void Lowerer::asyncPush(llvm::GlobalVariable* buf, llvm::Type* accTy, int64_t by
                         "=r,r,r", b.getInt32Ty(), {mbar, phase});
   b.CreateCondBr(b.CreateICmpNE(ok, i32(0)), done, wait);
   b.SetInsertPoint(done);
+}
+
+void Lowerer::flushFolds(const ir::Block& blk, const ir::Operation* user) {
+  for (size_t i = 0; i < pendingFolds.size();) {
+    PendingFold& f = pendingFolds[i];
+    const bool uses = !user || ir::anyOp(*user, [&](const ir::Operation& o) {
+      for (const ir::Value* v : o.operands())
+        if (v == f.result) return true;
+      return false;
+    });
+    if (f.block != &blk || !uses) {
+      ++i;
+      continue;
+    }
+    auto finish = std::move(f.finish);
+    pendingFolds.erase(pendingFolds.begin() + static_cast<std::ptrdiff_t>(i));
+    finish();
+  }
 }
 
 void Lowerer::flushClusterWait() {

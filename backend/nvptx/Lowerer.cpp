@@ -535,6 +535,7 @@ Status Lowerer::lowerBlock(const ir::Block& blk, std::vector<TV>* yielded) {
   const ir::Block* outer = curBlock;
   curBlock = &blk;
   Status s = lowerBlockOps(blk, yielded);
+  if (!pendingFolds.empty() && !b.GetInsertBlock()->getTerminator()) flushFolds(blk, nullptr);
   // A cluster wait deferred by this block's last cluster.reduce is issued at
   // its end (every thread of the cluster reaches it: cluster ops sit in
   // uniform control flow); one pending from an enclosing block stays pending.
@@ -547,6 +548,8 @@ Status Lowerer::lowerBlock(const ir::Block& blk, std::vector<TV>* yielded) {
 Status Lowerer::lowerBlockOps(const ir::Block& blk, std::vector<TV>* yielded) {
   for (const auto& op : blk.ops()) {
     if (early.count(op.get())) continue;  // lowered ahead (hoistLoads)
+    const bool last = op->kind() == ir::OpKind::Yield || op->kind() == ir::OpKind::Return;
+    if (!pendingFolds.empty()) flushFolds(blk, last ? nullptr : op.get());
     if (op->kind() == ir::OpKind::Return || (op->numRegions() > 0 && ir::anyOp(*op, isClusterBarrier))) flushClusterWait();
     if (op->kind() == ir::OpKind::Reduce || op->kind() == ir::OpKind::ClusterReduce)
       if (Status s = hoistLoads(blk, op.get()); !s) return s;

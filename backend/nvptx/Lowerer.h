@@ -316,9 +316,24 @@ public:
                    const std::vector<llvm::Value*>& args, bool sideEffects = true);
   /// The 32-bit shared::cta address of a shared-memory pointer.
   llvm::Value* sharedAddr(llvm::Value* p);
-  /// The st.async push of a scalar cluster.reduce (Cluster.cpp).
-  void asyncPush(llvm::GlobalVariable* buf, llvm::Type* accTy, int64_t bytes, llvm::Value* execs, llvm::Value* base,
-                 llvm::Value* rank, llvm::Value* v, int64_t n);
+  /// The st.async push of a scalar cluster.reduce (Cluster.cpp): the
+  /// mbarrier its wait waits on, and the phase.
+  std::pair<llvm::Value*, llvm::Value*> asyncPush(llvm::GlobalVariable* buf, llvm::Type* accTy, int64_t bytes,
+                                                  llvm::Value* execs, llvm::Value* base, llvm::Value* rank,
+                                                  llvm::Value* v, int64_t n);
+  void mbarWait(llvm::Value* mbar, llvm::Value* phase);
+  /// A scalar cluster.reduce whose wait and fold are deferred
+  /// (FNK_CLUSTER_DEFER=1) to the first op of its block that uses the result,
+  /// or to the block's end; `finish` emits them and binds the result.
+  struct PendingFold {
+    const ir::Value* result;
+    const ir::Block* block;
+    std::function<void()> finish;
+  };
+  std::vector<PendingFold> pendingFolds;
+  /// Emits the pending folds of `blk` that `user` (or an op in its regions)
+  /// needs; all of them when `user` is null.
+  void flushFolds(const ir::Block& blk, const ir::Operation* user);
 
 private:
   std::map<const ir::Value*, BulkState> bulk_;

@@ -80,10 +80,12 @@ def split_cases(x, w, dy, cluster, min_block, fwd_p):
            {**split, "P": fwd_p, "S": 3})
     yield ("bench/variants.fnk", "rms_bwd_split_ring", {"x": x, "w": w, "dy": dy, "rstd": _rstd(x)},
            ["dx", "dw_partial"], {}, {"P": 2}, {**split, "S": 2})
-    # The same through bulk copies (copy_bulk), rings deeper than some CTAs' rows.
-    for st in (2, 3):
-        yield ("bench/variants.fnk", "rms_bwd_split_bulk", {"x": x, "w": w, "dy": dy, "rstd": _rstd(x)},
-               ["dx", "dw_partial"], {}, {"P": 2}, {**split, "S": st})
+    # The same through bulk copies (copy_bulk), rings deeper than some CTAs' rows, and pipelined by hand
+    # around the cluster reduction (run.sh checks it again with FNK_CLUSTER_DEFER=1).
+    for kernel in ("rms_bwd_split_bulk", "rms_bwd_split_pipe"):
+        for st in (2, 3):
+            yield ("bench/variants.fnk", kernel, {"x": x, "w": w, "dy": dy, "rstd": _rstd(x)},
+                   ["dx", "dw_partial"], {}, {"P": 2}, {**split, "S": st})
 
 
 def dit_cases(rng, B, S, H):
