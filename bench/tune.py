@@ -214,17 +214,7 @@ def variant_cases():
     for ctas in (2, 3, 4):  # x read three times (the last two from L2), few registers: more CTAs per SM
         yield ("LayerNorm fwd 32768x8192", f"reload3 WARPS=16 CTAS={ctas}", fwd,
                lambda ctas=ctas: var.ln_fwd_reload3(x, w, b, y, mean, rstd, eps=1e-6, WARPS=16, CTAS=ctas))
-    # Persistent, the rows staged S - 1 ahead in shared memory by bulk copies (copy_bulk).
-    for wp, ctas, st in ((16, 1, 2), (16, 1, 3), (16, 1, 4), (32, 1, 3), (32, 1, 4), (32, 1, 6), (8, 2, 3),
-                         (16, 2, 3), (32, 2, 3)):
-        yield ("LayerNorm fwd 32768x8192", f"bulk WARPS={wp} CTAS={ctas} S={st} P={ctas * sms}", fwd,
-               lambda wp=wp, ctas=ctas, st=st: var.ln_fwd_bulk(x, w, b, y, mean, rstd, eps=1e-6, WARPS=wp, CTAS=ctas,
-                                                               S=st, P=ctas * sms))
-    for wp, ctas, st in ((8, 2, 4), (8, 2, 6)):
-        yield ("LayerNorm fwd 32768x8192", f"bulk WARPS={wp} CTAS={ctas} S={st} P={ctas * sms}", fwd,
-               lambda wp=wp, ctas=ctas, st=st: var.ln_fwd_bulk(x, w, b, y, mean, rstd, eps=1e-6, WARPS=wp, CTAS=ctas,
-                                                               S=st, P=ctas * sms))
-    # The same with w and b loaded with each row and one reduction round (fewer registers).
+    # The staged kernel with w and b loaded with each row and one reduction round (fewer registers).
     for wp, ctas, st in ((8, 2, 3), (8, 2, 4), (8, 3, 3), (16, 2, 3), (16, 2, 4), (8, 4, 2), (4, 4, 3), (4, 6, 2)):
         yield ("LayerNorm fwd 32768x8192", f"bulk1 WARPS={wp} CTAS={ctas} S={st} P={ctas * sms}", fwd,
                lambda wp=wp, ctas=ctas, st=st: var.ln_fwd_bulk1(x, w, b, y, mean, rstd, eps=1e-6, WARPS=wp, CTAS=ctas,
@@ -233,8 +223,10 @@ def variant_cases():
     for wp, ctas in ((16, 2), (8, 3), (8, 4), (16, 1)):
         yield ("LayerNorm fwd 32768x8192", f"row2 WARPS={wp} CTAS={ctas}", fwd,
                lambda wp=wp, ctas=ctas: var.ln_fwd_row2(x, w, b, y, mean, rstd, eps=1e-6, WARPS=wp, CTAS=ctas))
-    for wp, ctas, st in ((8, 2, 3), (8, 2, 2), (8, 2, 4), (16, 1, 3), (8, 1, 4), (8, 1, 3), (8, 1, 5), (8, 1, 6),
-                         (8, 1, 8), (16, 1, 5), (16, 1, 8)):  # the stdlib kernel
+    # The stdlib's persistent kernel, rows staged S - 1 ahead in shared memory by bulk copies (copy_bulk).
+    for wp, ctas, st in ((8, 2, 3), (8, 2, 2), (8, 2, 4), (8, 2, 6), (16, 1, 3), (8, 1, 4), (8, 1, 3), (8, 1, 5),
+                         (8, 1, 6), (8, 1, 8), (16, 1, 2), (16, 1, 4), (16, 1, 5), (16, 1, 8), (32, 1, 3), (32, 1, 4),
+                         (16, 2, 3), (32, 2, 3)):
         yield ("LayerNorm fwd 32768x8192", f"staged WARPS={wp} CTAS={ctas} S={st} P={ctas * sms}", fwd,
                lambda wp=wp, ctas=ctas, st=st: ln.layernorm_fwd_staged(x, w, b, y, mean, rstd, eps=1e-6, WARPS=wp,
                                                                         CTAS=ctas, S=st, P=ctas * sms))
@@ -303,8 +295,9 @@ def variant_cases():
     pf_fwd += [(f"pf SB={sb} WARPS={wp} PF=1 CTAS={ct}",
                 lambda *t, sb=sb, wp=wp, ct=ct: var.dit_fwd_pf(*t, eps=1e-6, SB=sb, WARPS=wp, PF=1, CTAS=ct))
                for sb, wp, ct in ((64, 2, 12), (64, 2, 16), (32, 2, 16), (32, 4, 8), (24, 2, 10))]
-    pf_fwd += [(f"bulk SB={sb} WARPS={wp} STAGES={st}",
-                lambda *t, sb=sb, wp=wp, st=st: var.dit_fwd_bulk(*t, eps=1e-6, SB=sb, WARPS=wp, STAGES=st))
+    # The example's forward (rows staged by bulk copies) at other grids, warps and ring depths.
+    pf_fwd += [(f"staged SB={sb} WARPS={wp} STAGES={st}",
+                lambda *t, sb=sb, wp=wp, st=st: dit.dit_modulate_fwd(*t, eps=1e-6, SB=sb, WARPS=wp, STAGES=st))
                for sb, wp, st in ((64, 2, 4), (128, 1, 2), (128, 1, 3), (128, 1, 4), (128, 1, 6), (256, 1, 3),
                                   (256, 1, 4), (448, 1, 3), (64, 1, 4), (96, 1, 4))]
     pf_fwd += [(f"bulk2 SB={sb} WARPS={wp} STAGES={st}",

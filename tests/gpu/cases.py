@@ -49,9 +49,8 @@ def rmsnorm_cases(rng, M, N):
         for blk_n in sorted({blk, 2 * blk}):
             yield ("stdlib/norm/layernorm.fnk", "layernorm_fwd_staged", {"x": x + 3.0, "w": w, "b": b},
                    ["y", "mean", "rstd"], {"eps": 1e-5}, {}, {"BLOCK_N": blk_n, "WARPS": 4, "S": 3, "P": 2})
-        for kernel in ("ln_fwd_bulk", "ln_fwd_bulk1"):
-            yield ("bench/variants.fnk", kernel, {"x": x + 3.0, "w": w, "b": b}, ["y", "mean", "rstd"],
-                   {"eps": 1e-5}, {}, {"BLOCK_N": blk, "WARPS": 4, "S": 3, "P": 2})
+        yield ("bench/variants.fnk", "ln_fwd_bulk1", {"x": x + 3.0, "w": w, "b": b}, ["y", "mean", "rstd"],
+               {"eps": 1e-5}, {}, {"BLOCK_N": blk, "WARPS": 4, "S": 3, "P": 2})
         for blk_n in sorted({blk, 2 * blk}):
             yield ("bench/variants.fnk", "ln_fwd_row2", {"x": x + 3.0, "w": w, "b": b}, ["y", "mean", "rstd"],
                    {"eps": 1e-5}, {}, {"BLOCK_N": blk_n, "WARPS": 4})
@@ -103,9 +102,12 @@ def dit_cases(rng, B, S, H):
     yield ("examples/dit_modulate.fnk", "dit_modulate_fwd",
            {"x": x, "w": w, "b": b, "scale": scale, "shift": shift}, ["y", "mean", "rstd"], {"eps": 1e-5}, {},
            {"WARPS": 1, "SB": 2, "STAGES": 2})
-    # The rows staged in shared memory by bulk copies, deeper than some CTAs' rows.
-    for kernel, stages in (("dit_fwd_bulk", 2), ("dit_fwd_bulk", 4), ("dit_fwd_bulk2", 3)):
-        yield ("bench/variants.fnk", kernel,
+    # The rows staged in shared memory by bulk copies, rings deeper than some CTAs' rows, in the
+    # tightest tile (BLOCK_H the width rounded up to a power of two: full rows take the unmasked branch).
+    for file, kernel, stages in (("examples/dit_modulate.fnk", "dit_modulate_fwd", 2),
+                                 ("examples/dit_modulate.fnk", "dit_modulate_fwd", 4),
+                                 ("bench/variants.fnk", "dit_fwd_bulk2", 3)):
+        yield (file, kernel,
                {"x": x, "w": w, "b": b, "scale": scale, "shift": shift}, ["y", "mean", "rstd"], {"eps": 1e-5}, {},
                {"SB": 3, "STAGES": stages, "BLOCK_H": max(256, 1 << (H - 1).bit_length())})
     yield ("examples/dit_modulate.fnk", "dit_modulate_bwd",
