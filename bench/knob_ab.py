@@ -52,8 +52,9 @@ def main():
     ap.add_argument("--rounds", type=int, default=2, help="runs per setting, alternating")
     ap.add_argument("--variants", action="store_true")
     ap.add_argument("--only", action="append", default=[])
-    ap.add_argument("--out", default=os.environ.get("OUT", tempfile.mkdtemp(prefix="knob_ab")))
+    ap.add_argument("--out", default=os.environ.get("OUT"), help="where tune.py's runs go (default: a new temporary folder)")
     a = ap.parse_args()
+    a.out = a.out or tempfile.mkdtemp(prefix="knob_ab")
     runs = {"0": [], "1": []}
     failed = 0
     for i in range(a.rounds):

@@ -11,7 +11,7 @@ namespace fnk::ir {
 namespace {
 
 /// `v` through broadcasts and expand_dims: the value they repeat.
-const Value* unbroadcast(const Value* v) {
+Value* unbroadcast(Value* v) {
   for (const Operation* d = v->definingOp(); d && (d->kind() == OpKind::Broadcast || d->kind() == OpKind::ExpandDims);
        d = v->definingOp())
     v = d->operand(0);
@@ -19,7 +19,7 @@ const Value* unbroadcast(const Value* v) {
 }
 
 /// C when `v` is arange(0, C), possibly broadcast or expanded; 0 otherwise.
-int64_t arangeLength(const Value* v) {
+int64_t arangeLength(Value* v) {
   const Operation* d = unbroadcast(v)->definingOp();
   if (!d || d->kind() != OpKind::Arange || d->attrs().getInt("start", -1) != 0) return 0;
   return d->attrs().getInt("end", 0);
@@ -27,13 +27,13 @@ int64_t arangeLength(const Value* v) {
 
 /// A compare the full tile makes true: `arange(0, C) < n`, n a scalar of the
 /// body's entry block. Its (n, C), or {nullptr, 0}.
-std::pair<const Value*, int64_t> fullTileCompare(const Operation& op, const Block& entry) {
+std::pair<Value*, int64_t> fullTileCompare(const Operation& op, const Block& entry) {
   if (op.kind() != OpKind::Cmp || op.attrs().getStr("pred") != "lt") return {nullptr, 0};
   const int64_t c = arangeLength(op.operand(0));
-  const Value* n = unbroadcast(op.operand(1));
+  Value* n = unbroadcast(op.operand(1));
   if (c <= 0 || !n->type().isTile() || !n->type().shape.empty() || !isInt(n->type().dtype)) return {nullptr, 0};
   const bool inEntry = n->definingOp() ? n->definingOp()->parentBlock() == &entry : n->ownerBlock() == &entry;
-  return inEntry ? std::pair{n, c} : std::pair<const Value*, int64_t>{nullptr, 0};
+  return inEntry ? std::pair{n, c} : std::pair<Value*, int64_t>{nullptr, 0};
 }
 
 /// Appends a copy of `op` (its regions too) to `dst`, its operands through
@@ -77,7 +77,7 @@ void versionKernel(Function& f) {
       earlyReturn |= anyOp(*op, [](const Operation& o) { return o.kind() == OpKind::Return; });
   if (earlyReturn) return;
 
-  std::map<std::pair<const Value*, int64_t>, std::vector<const Operation*>> groups;
+  std::map<std::pair<Value*, int64_t>, std::vector<const Operation*>> groups;
   forEachOp(body, [&](const Operation& op) {
     auto key = fullTileCompare(op, body);
     if (key.first) groups[key].push_back(&op);
@@ -114,21 +114,15 @@ void versionKernel(Function& f) {
   for (auto it : moving) cloneInto(elseBlk, **it, plain, {});
   for (Block* blk : {&thenBlk, &elseBlk}) blk->append(std::make_unique<Operation>(OpKind::Yield, iff->loc()));
 
-  // The originals go, last first (each op's users come after it).
-  for (auto r = moving.rbegin(); r != moving.rend(); ++r) {
-    Operation& op = ***r;
-    op.dropOperands();
-    for (unsigned i = 0; i < op.numRegions(); ++i)
-      for (const auto& blk : op.region(i).blocks())
-        forEachOp(*blk, [](const Operation& o) { const_cast<Operation&>(o).dropOperands(); });
-    body.erase(*r);
-  }
+  // The originals go, last first: an op's users come after it (or are
+  // nested in it), so none is left when it goes.
+  for (auto r = moving.rbegin(); r != moving.rend(); ++r) body.erase(*r);
   // if n == C { full } else { plain }, before the terminator.
   auto cst = std::make_unique<Operation>(OpKind::Constant, iff->loc());
   cst->attrs().set("value", c);
   Value* cv = cst->addResult(n->type());
   auto cmp = std::make_unique<Operation>(OpKind::Cmp, iff->loc());
-  cmp->addOperand(const_cast<Value*>(n));
+  cmp->addOperand(n);
   cmp->addOperand(cv);
   cmp->attrs().set("pred", std::string("eq"));
   Value* cond = cmp->addResult(Type::tile(DType::I1, {}));
