@@ -65,7 +65,9 @@ llvm::Value* Lowerer::intrinsic(unsigned id, llvm::ArrayRef<llvm::Type*> types, 
   return b.CreateCall(f, args);
 }
 
-void Lowerer::barrier() { intrinsic(llvm::Intrinsic::nvvm_barrier_cta_sync_aligned_all, {}, {i32(0)}); }
+llvm::Instruction* Lowerer::barrier() {
+  return llvm::cast<llvm::Instruction>(intrinsic(llvm::Intrinsic::nvvm_barrier_cta_sync_aligned_all, {}, {i32(0)}));
+}
 
 llvm::Value* Lowerer::scratch(int64_t bytes, int which) {
   if (!scratch_[which]) {
@@ -87,12 +89,13 @@ llvm::Value* Lowerer::scratchBegin(int64_t bytes) {
     scratchState = S::Unknown;
     return scratch(bytes, 0);
   }
-  if (bytes <= kSmall && scratchState != S::Unknown) {
+  if (bytes <= kSmall && scratchState != S::Unknown && scratchState != S::LoopEntry) {
     int which = scratchState == S::A ? 1 : 0;
     scratchState = which ? S::B : S::A;
     return scratch(bytes, which);
   }
-  if (scratchState == S::A || scratchState == S::Unknown) barrier();
+  if (scratchState == S::LoopEntry) loopEntryBarriers.push_back(barrier());
+  else if (scratchState == S::A || scratchState == S::Unknown) barrier();
   scratchState = S::A;
   return scratch(bytes, 0);
 }
@@ -899,10 +902,14 @@ Status Lowerer::lowerFor(const ir::Operation& op) {
   b.CreateCondBr(b.CreateICmpSLT(iv, hi), loop, exit);
   b.SetInsertPoint(loop);
   // The previous scratch use seen by the body is the one before the loop or
-  // the previous iteration's last: not known here.
+  // the previous iteration's last, known only once the body is lowered: its
+  // first use takes buffer A behind a bar.sync, removed below if neither
+  // predecessor can have left A in use.
   const ScratchState before = scratchState;
   const int64_t usesBefore = scratchUses;
-  scratchState = ScratchState::Unknown;
+  std::vector<llvm::Instruction*> outerEntryBarriers = std::move(loopEntryBarriers);
+  loopEntryBarriers.clear();
+  scratchState = ScratchState::LoopEntry;
   for (size_t j = 0; j < pfCur.size(); ++j) pfCur[j] = unpackPairs(std::move(pfCur[j]), pfCount[j]);
   // The queue moves up one slot per iteration: this iteration takes slot 0,
   // and the loads issued now (for iteration i + D) enter at the back.
@@ -944,12 +951,20 @@ Status Lowerer::lowerFor(const ir::Operation& op) {
     back->setMetadata(llvm::LLVMContext::MD_loop, loopId);
   }
   iv->addIncoming(next, latch);
+  const bool entryFree = (before == ScratchState::None || before == ScratchState::B) &&
+                         (scratchState == ScratchState::B || scratchState == ScratchState::LoopEntry);
+  if (entryFree)
+    for (llvm::Instruction* bar : loopEntryBarriers) bar->eraseFromParent();
+  loopEntryBarriers = std::move(outerEntryBarriers);
   b.SetInsertPoint(back);  // the packing goes before the latch's branch
   for (TV& t : pfNext) t = packPairs(std::move(t));
   backEdges(pfPhis, pfNext, latch);
   backEdges(phis, yielded, latch);
   b.SetInsertPoint(exit);
-  scratchState = scratchUses == usesBefore ? before : ScratchState::Unknown;
+  // After the loop (run or not), B when both the preheader and the back edge
+  // leave A free.
+  if (scratchUses == usesBefore) scratchState = before;
+  else scratchState = entryFree ? ScratchState::B : ScratchState::Unknown;
   for (size_t i = 0; i < carried.size(); ++i) tiles[op.result(static_cast<unsigned>(i))] = carried[i];
   return Status::ok();
 }

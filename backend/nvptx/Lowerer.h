@@ -102,7 +102,7 @@ public:
   std::vector<llvm::Value*> coordsOf(llvm::Value* e, const std::vector<int64_t>& shape);
   llvm::Value* linearize(const std::vector<llvm::Value*>& coords, const std::vector<int64_t>& shape);
   llvm::Value* intrinsic(unsigned id, llvm::ArrayRef<llvm::Type*> types, llvm::ArrayRef<llvm::Value*> args);
-  void barrier();
+  llvm::Instruction* barrier();
   /// The scratch buffer in shared memory, at least `bytes` long (16-aligned).
   llvm::Value* scratch(int64_t bytes, int which = 0);
   /// Starts one use of scratch memory (the caller writes it, bar.sync, reads
@@ -113,8 +113,12 @@ public:
   /// already protects the buffer; after a loop or branch that used scratch,
   /// or for large uses, the leading bar.sync stays.
   llvm::Value* scratchBegin(int64_t bytes);
-  enum class ScratchState { None, A, B, Unknown };
+  /// LoopEntry: at the top of a loop body, before its first use. That use's
+  /// leading bar.sync is recorded in loopEntryBarriers; lowerFor removes it
+  /// when no predecessor (the preheader, the back edge) left buffer A in use.
+  enum class ScratchState { None, A, B, Unknown, LoopEntry };
   ScratchState scratchState = ScratchState::None;  // the last use, as seen here
+  std::vector<llvm::Instruction*> loopEntryBarriers;
   int64_t scratchUses = 0;
   llvm::Value* andAll(llvm::Value* a, llvm::Value* c);  // either may be null (true)
   /// Runs `body` only when `cond` holds (a branch; no values flow out).
