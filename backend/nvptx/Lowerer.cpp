@@ -951,7 +951,8 @@ Status Lowerer::lowerFor(const ir::Operation& op) {
     back->setMetadata(llvm::LLVMContext::MD_loop, loopId);
   }
   iv->addIncoming(next, latch);
-  const bool entryFree = (before == ScratchState::None || before == ScratchState::B) &&
+  const bool entryFree = knob(Knob::LoopScratch, 1) != 0 &&
+                         (before == ScratchState::None || before == ScratchState::B) &&
                          (scratchState == ScratchState::B || scratchState == ScratchState::LoopEntry);
   if (entryFree)
     for (llvm::Instruction* bar : loopEntryBarriers) bar->eraseFromParent();
