@@ -230,6 +230,13 @@ def variant_cases():
         yield ("LayerNorm fwd 32768x8192", f"staged WARPS={wp} CTAS={ctas} S={st} P={ctas * sms}", fwd,
                lambda wp=wp, ctas=ctas, st=st: ln.layernorm_fwd_staged(x, w, b, y, mean, rstd, eps=1e-6, WARPS=wp,
                                                                         CTAS=ctas, S=st, P=ctas * sms))
+    # Without the hand-written full-row branch (the version pass copies the body), and with one reduction
+    # round (shifted one-pass statistics): backend v10.
+    for name, kern in (("nb", var.ln_fwd_nb), ("1p", var.ln_fwd_1p)):
+        for wp, ctas, st in ((8, 1, 4), (8, 1, 3), (8, 1, 8), (8, 2, 3), (16, 1, 4)):
+            yield ("LayerNorm fwd 32768x8192", f"{name} WARPS={wp} CTAS={ctas} S={st} P={ctas * sms}", fwd,
+                   lambda kern=kern, wp=wp, ctas=ctas, st=st: kern(x, w, b, y, mean, rstd, eps=1e-6, WARPS=wp,
+                                                                   CTAS=ctas, S=st, P=ctas * sms))
     mean.copy_(torch.randn(M, device=DEV) * 0.1)
     rstd.copy_(torch.rand(M, device=DEV) + 0.5)
     dyl, dxl = torch.randn_like(x), torch.empty_like(x)
@@ -299,7 +306,12 @@ def variant_cases():
     pf_fwd += [(f"staged SB={sb} WARPS={wp} STAGES={st}",
                 lambda *t, sb=sb, wp=wp, st=st: dit.dit_modulate_fwd(*t, eps=1e-6, SB=sb, WARPS=wp, STAGES=st))
                for sb, wp, st in ((64, 2, 4), (128, 1, 2), (128, 1, 3), (128, 1, 4), (128, 1, 6), (256, 1, 3),
-                                  (256, 1, 4), (448, 1, 3), (64, 1, 4), (96, 1, 4))]
+                                  (256, 1, 4), (448, 1, 3), (64, 1, 4), (96, 1, 4),
+                                  # whole waves of 12 resident CTAs per SM (163 registers): 1, 2, 3, 4 waves
+                                  (28, 1, 3), (28, 1, 4), (28, 1, 6), (56, 1, 3), (56, 1, 4), (84, 1, 3), (113, 1, 3))]
+    pf_fwd += [(f"nb SB={sb} WARPS=1 STAGES={st}",
+                lambda *t, sb=sb, st=st: var.dit_fwd_nb(*t, eps=1e-6, SB=sb, WARPS=1, STAGES=st))
+               for sb, st in ((256, 3), (128, 3), (28, 4), (56, 3))]
     pf_fwd += [(f"bulk2 SB={sb} WARPS={wp} STAGES={st}",
                 lambda *t, sb=sb, wp=wp, st=st: var.dit_fwd_bulk2(*t, eps=1e-6, SB=sb, WARPS=wp, STAGES=st))
                for sb, wp, st in ((256, 1, 3), (128, 1, 3), (64, 1, 3), (48, 1, 4), (128, 2, 3), (64, 2, 3),
