@@ -1,10 +1,10 @@
 """A/B of a compiler knob (an environment variable read once per process, such
-as FNK_VERSION or FNK_SCHEDULE) on bench/tune.py configs: tune.py runs in
+as FNK_FULL_TILES or FNK_SCHEDULE) on bench/tune.py configs: tune.py runs in
 fresh processes with the knob off and on, alternating (off, on, off, on: a
 drift of the clocks between runs shows as a spread), and one table compares
 the best time of each setting per config.
 
-    python3 bench/knob_ab.py FNK_VERSION [--rounds 2] [--variants] --only "LayerNorm fwd" ...
+    python3 bench/knob_ab.py FNK_FULL_TILES [--rounds 2] [--variants] --only "LayerNorm fwd" ...
 
 Off is the value 0 and on 1; the cache of compiled kernels is keyed on the IR
 knobs (ir::knobKey), so each setting compiles its own kernels."""

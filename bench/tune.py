@@ -309,9 +309,6 @@ def variant_cases():
                                   (256, 1, 4), (448, 1, 3), (64, 1, 4), (96, 1, 4),
                                   # whole waves of 12 resident CTAs per SM (163 registers): 1, 2, 3, 4 waves
                                   (28, 1, 3), (28, 1, 4), (28, 1, 6), (56, 1, 3), (56, 1, 4), (84, 1, 3), (113, 1, 3))]
-    pf_fwd += [(f"nb SB={sb} WARPS=1 STAGES={st}",
-                lambda *t, sb=sb, st=st: var.dit_fwd_nb(*t, eps=1e-6, SB=sb, WARPS=1, STAGES=st))
-               for sb, st in ((256, 3), (128, 3), (28, 4), (56, 3))]
     pf_fwd += [(f"bulk2 SB={sb} WARPS={wp} STAGES={st}",
                 lambda *t, sb=sb, wp=wp, st=st: var.dit_fwd_bulk2(*t, eps=1e-6, SB=sb, WARPS=wp, STAGES=st))
                for sb, wp, st in ((256, 1, 3), (128, 1, 3), (64, 1, 3), (48, 1, 4), (128, 2, 3), (64, 2, 3),

@@ -1,4 +1,4 @@
-"""Running fnk with an IR knob set (FNK_SCHEDULE, FNK_VERSION): the knobs are
+"""Running fnk with an IR knob set (FNK_SCHEDULE, FNK_FULL_TILES): the knobs are
 read once per process, so each setting runs in a process of its own."""
 import os
 import subprocess

@@ -20,4 +20,4 @@ def test_compare_takes_the_best_of_each_setting(tmp_path):
     _, _, best_off, best_on, ratio, spread = rows[0]
     assert (best_off, best_on) == (100.0, 90.0)
     assert abs(ratio - 0.9) < 1e-12 and abs(spread - 0.02) < 1e-12
-    assert "FNK_VERSION=1" in knob_ab.table("FNK_VERSION", rows).splitlines()[0]
+    assert "FNK_FULL_TILES=1" in knob_ab.table("FNK_FULL_TILES", rows).splitlines()[0]

@@ -1,4 +1,4 @@
-"""The version pass (FNK_VERSION=1, ir/passes/Version.cpp) copies a kernel body
+"""The version pass (on by default; FNK_FULL_TILES=0 leaves it out; ir/passes/Version.cpp) copies a kernel body
 for full tiles (N == BLOCK_N), where its padding masks are constant; it must
 change no result. Norm kernels that mask their rows' padding run in the
 interpreter once without the pass and once with it, each in its own process
@@ -41,7 +41,7 @@ def run(tmp_path, version):
     path = tmp_path / f"out{version}.npz"
     code = RUN.format(python=str(REPO / "python"), layernorm=str(REPO / "stdlib" / "norm" / "layernorm.fnk"),
                       dit=str(REPO / "examples" / "dit_modulate.fnk"), path=str(path))
-    return run_code(code, "FNK_VERSION", version, path)
+    return run_code(code, "FNK_FULL_TILES", version, path)
 
 
 @pytest.mark.parametrize("kernel", ["layernorm_fwd", "layernorm_fwd_rows", "layernorm_fwd_staged"])
@@ -50,7 +50,7 @@ def test_version_adds_the_full_tile_branch(kernel):
     with the pass the body compares N with BLOCK_N, and its full branch has
     fewer selects than the padded one."""
     def ir(version):
-        text = kernel_ir(REPO / "stdlib" / "norm" / "layernorm.fnk", kernel, "FNK_VERSION", version)
+        text = kernel_ir(REPO / "stdlib" / "norm" / "layernorm.fnk", kernel, "FNK_FULL_TILES", version)
         return text[text.index("body {"):]
     off, on = ir("0"), ir("1")
     assert '{pred = "eq"}' in on and on.count("scf.if") > off.count("scf.if")
