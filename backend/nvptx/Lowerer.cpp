@@ -65,9 +65,7 @@ llvm::Value* Lowerer::intrinsic(unsigned id, llvm::ArrayRef<llvm::Type*> types, 
   return b.CreateCall(f, args);
 }
 
-llvm::Instruction* Lowerer::barrier() {
-  return llvm::cast<llvm::Instruction>(intrinsic(llvm::Intrinsic::nvvm_barrier_cta_sync_aligned_all, {}, {i32(0)}));
-}
+void Lowerer::barrier() { intrinsic(llvm::Intrinsic::nvvm_barrier_cta_sync_aligned_all, {}, {i32(0)}); }
 
 llvm::Value* Lowerer::scratch(int64_t bytes, int which) {
   if (!scratch_[which]) {
@@ -89,86 +87,14 @@ llvm::Value* Lowerer::scratchBegin(int64_t bytes) {
     scratchState = S::Unknown;
     return scratch(bytes, 0);
   }
-  const bool small = bytes <= kSmall;
-  switch (scratchState) {
-    case S::LoopEntry:
-      loopScratch.entryBarriers.push_back(barrier());
-      if (small && loopScratch.parity) {
-        loopScratch.firstRelative = true;
-        scratchState = S::RelA;
-        return relativeScratch(bytes, 0);
-      }
-      loopScratch.firstAbsolute = true;
-      scratchState = S::A;
-      return scratch(bytes, 0);
-    case S::RelA:
-    case S::RelB:
-      if (!small) break;
-      scratchState = scratchState == S::RelA ? S::RelB : S::RelA;
-      return relativeScratch(bytes, scratchState == S::RelB ? 1 : 0);
-    case S::None:
-    case S::A:
-    case S::B:
-      if (!small) break;
-      scratchState = scratchState == S::A ? S::B : S::A;
-      return scratch(bytes, scratchState == S::B ? 1 : 0);
-    case S::Unknown: break;
+  if (bytes <= kSmall && scratchState != S::Unknown) {
+    int which = scratchState == S::A ? 1 : 0;
+    scratchState = which ? S::B : S::A;
+    return scratch(bytes, which);
   }
-  if (scratchState != S::B && scratchState != S::None) barrier();
+  if (scratchState == S::A || scratchState == S::Unknown) barrier();
   scratchState = S::A;
   return scratch(bytes, 0);
-}
-
-llvm::Value* Lowerer::relativeScratch(int64_t bytes, int rel) {
-  llvm::Value* same = scratch(bytes, rel);
-  llvm::Value* other = scratch(bytes, 1 - rel);
-  return b.CreateSelect(loopScratch.parity, other, same);
-}
-
-Lowerer::LoopScratchEntry Lowerer::beginLoopScratch() {
-  LoopScratchEntry e{scratchState, scratchUses, std::move(loopScratch)};
-  loopScratch = LoopScratch{};
-  if (knob(Knob::LoopScratch, 1) != 0) loopScratch.parity = b.CreatePHI(b.getInt1Ty(), 2, "scratch.parity");
-  scratchState = ScratchState::LoopEntry;
-  return e;
-}
-
-Lowerer::ScratchState Lowerer::endLoopScratch(LoopScratchEntry& e, llvm::BasicBlock* pre, llvm::BasicBlock* latch) {
-  using S = ScratchState;
-  const S end = scratchState;
-  const LoopScratch& ls = loopScratch;
-  // The buffer of the last use before the first iteration (-1: none), and the
-  // parity (p0, flip) that puts each iteration's first use in the buffer the
-  // use before it did not take; `free` when one exists.
-  const int lastBefore = e.before == S::A ? 0 : e.before == S::B ? 1 : -1;
-  bool free = ls.parity && (e.before == S::None || lastBefore >= 0) && !(ls.firstRelative && ls.firstAbsolute);
-  bool flip = false;
-  int p0 = 0;
-  if (free && ls.firstAbsolute) free = lastBefore != 0 && end == S::B;
-  if (free && ls.firstRelative) {
-    p0 = lastBefore == 0 ? 1 : 0;
-    switch (end) {
-      case S::RelA: flip = true; break;                      // odd uses: the parity alternates
-      case S::RelB: break;                                   // even: it stays
-      case S::A: free = lastBefore != 1; p0 = 1; break;      // first in B, last in A, always
-      case S::B: free = lastBefore != 0; p0 = 0; break;      // first in A, last in B
-      default: free = false;
-    }
-  }
-  if (free)
-    for (llvm::Instruction* bar : ls.entryBarriers) bar->eraseFromParent();
-  if (ls.parity) {
-    ls.parity->addIncoming(b.getInt1(free && p0 == 1), pre);
-    ls.parity->addIncoming(free && flip ? b.CreateNot(ls.parity) : static_cast<llvm::Value*>(ls.parity), latch);
-  }
-  loopScratch = std::move(e.outer);
-  if (scratchUses == e.usesBefore) return e.before;
-  // The last use's buffer when the loop ran, if the same in every iteration
-  // (no flip); the state after the loop also covers the loop not running.
-  if (!free || flip) return S::Unknown;
-  const int last = end == S::A ? 0 : end == S::B ? 1 : end == S::RelA ? p0 : 1 - p0;
-  if (lastBefore >= 0 && lastBefore != last) return S::Unknown;
-  return last == 0 ? S::A : S::B;
 }
 
 // A kernel may declare 48 KiB of static shared memory (ptxas's limit). Past
@@ -948,7 +874,6 @@ Status Lowerer::lowerFor(const ir::Operation& op) {
   b.SetInsertPoint(header);
   llvm::PHINode* iv = b.CreatePHI(b.getInt32Ty(), 2, "iv");
   iv->addIncoming(lo, pre);
-  LoopScratchEntry scratchEntry = beginLoopScratch();
   // One header phi per register of each value carried around the loop (the
   // yielded tiles and the prefetched loads); the latch adds the back edges.
   using Phis = std::vector<std::vector<llvm::PHINode*>>;
@@ -973,6 +898,11 @@ Status Lowerer::lowerFor(const ir::Operation& op) {
   const Phis pfPhis = headerPhis(pfInit, pfCur);
   b.CreateCondBr(b.CreateICmpSLT(iv, hi), loop, exit);
   b.SetInsertPoint(loop);
+  // The previous scratch use seen by the body is the one before the loop or
+  // the previous iteration's last: not known here.
+  const ScratchState before = scratchState;
+  const int64_t usesBefore = scratchUses;
+  scratchState = ScratchState::Unknown;
   for (size_t j = 0; j < pfCur.size(); ++j) pfCur[j] = unpackPairs(std::move(pfCur[j]), pfCount[j]);
   // The queue moves up one slot per iteration: this iteration takes slot 0,
   // and the loads issued now (for iteration i + D) enter at the back.
@@ -1015,12 +945,11 @@ Status Lowerer::lowerFor(const ir::Operation& op) {
   }
   iv->addIncoming(next, latch);
   b.SetInsertPoint(back);  // the packing goes before the latch's branch
-  const ScratchState afterLoop = endLoopScratch(scratchEntry, pre, latch);
   for (TV& t : pfNext) t = packPairs(std::move(t));
   backEdges(pfPhis, pfNext, latch);
   backEdges(phis, yielded, latch);
   b.SetInsertPoint(exit);
-  scratchState = afterLoop;
+  scratchState = scratchUses == usesBefore ? before : ScratchState::Unknown;
   for (size_t i = 0; i < carried.size(); ++i) tiles[op.result(static_cast<unsigned>(i))] = carried[i];
   return Status::ok();
 }

@@ -102,7 +102,7 @@ public:
   std::vector<llvm::Value*> coordsOf(llvm::Value* e, const std::vector<int64_t>& shape);
   llvm::Value* linearize(const std::vector<llvm::Value*>& coords, const std::vector<int64_t>& shape);
   llvm::Value* intrinsic(unsigned id, llvm::ArrayRef<llvm::Type*> types, llvm::ArrayRef<llvm::Value*> args);
-  llvm::Instruction* barrier();
+  void barrier();
   /// The scratch buffer in shared memory, at least `bytes` long (16-aligned).
   llvm::Value* scratch(int64_t bytes, int which = 0);
   /// Starts one use of scratch memory (the caller writes it, bar.sync, reads
@@ -113,32 +113,8 @@ public:
   /// already protects the buffer; after a loop or branch that used scratch,
   /// or for large uses, the leading bar.sync stays.
   llvm::Value* scratchBegin(int64_t bytes);
-  /// The buffer of the last use: A, B, or, in a loop body, RelA and RelB,
-  /// buffer A or B when the loop's parity bit is clear and the other when it
-  /// is set. LoopEntry: at the top of a loop body, before its first use,
-  /// which goes behind a bar.sync that endLoopScratch removes when the last
-  /// use before every iteration (in the preheader, in the iteration before)
-  /// is in the other buffer; a first use that is small takes RelA, and the
-  /// parity flips each iteration when the body's last use is RelA too.
-  enum class ScratchState { None, A, B, Unknown, LoopEntry, RelA, RelB };
-  ScratchState scratchState = ScratchState::None;
-  struct LoopScratch {  // the innermost loop whose body is being lowered
-    llvm::PHINode* parity = nullptr;
-    std::vector<llvm::Instruction*> entryBarriers;
-    bool firstRelative = false, firstAbsolute = false;  // the kinds of first use seen (one per path)
-  };
-  LoopScratch loopScratch;
-  struct LoopScratchEntry {
-    ScratchState before;
-    int64_t usesBefore;
-    LoopScratch outer;
-  };
-  /// At the loop header (the builder in it): the parity phi, the body's state.
-  LoopScratchEntry beginLoopScratch();
-  /// At the latch (the builder before its branch): removes the entry barriers
-  /// and completes the parity phi; returns the state after the loop.
-  ScratchState endLoopScratch(LoopScratchEntry& e, llvm::BasicBlock* pre, llvm::BasicBlock* latch);
-  llvm::Value* relativeScratch(int64_t bytes, int rel);
+  enum class ScratchState { None, A, B, Unknown };
+  ScratchState scratchState = ScratchState::None;  // the last use, as seen here
   int64_t scratchUses = 0;
   llvm::Value* andAll(llvm::Value* a, llvm::Value* c);  // either may be null (true)
   /// Runs `body` only when `cond` holds (a branch; no values flow out).
