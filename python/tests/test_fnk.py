@@ -111,6 +111,25 @@ def test_layernorm_fwd_bwd(rms):
     np.testing.assert_allclose(db, dy.astype(np.float64).sum(axis=0), rtol=1e-4, atol=1e-4)
 
 
+@pytest.mark.parametrize("m,n,block", [(7, 256, 256), (5, 200, 256), (3, 1, 8)])
+def test_layernorm_fwd_staged_one_round_statistics(m, n, block):
+    """The staged forward's one-round statistics (sums of x - x[row, 0]) stay
+    accurate on rows whose mean is far above their spread, full and padded."""
+    r = rng()
+    ln = fnk.load(LAYERNORM)
+    x = (1000.0 + r.standard_normal((m, n))).astype(np.float32)
+    w, b = r.standard_normal(n).astype(np.float32), r.standard_normal(n).astype(np.float32)
+    y = np.full((m, n), np.nan, np.float32)
+    mean, rstd = np.full(m, np.nan, np.float32), np.full(m, np.nan, np.float32)
+    ln.layernorm_fwd_staged(x, w, b, y, mean, rstd, eps=1e-5, T="f32", BLOCK_N=block, WARPS=4, S=3, P=2)
+    x64 = x.astype(np.float64)
+    mu, var = x64.mean(axis=1), x64.var(axis=1)
+    ref_r = 1 / np.sqrt(var + 1e-5)
+    np.testing.assert_allclose(mean, mu, rtol=1e-6)
+    np.testing.assert_allclose(rstd, ref_r, rtol=1e-4)
+    np.testing.assert_allclose(y, (x64 - mu[:, None]) * ref_r[:, None] * w + b, rtol=1e-4, atol=1e-4)
+
+
 def test_ptx_of_an_instance(rms):
     """Kernel.ptx: the instance's PTX in a build with the GPU backend, else a
     CompileError that says the backend is missing; bad consts fail alike."""
