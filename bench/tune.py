@@ -226,7 +226,7 @@ def variant_cases():
     # The stdlib's persistent kernel, rows staged S - 1 ahead in shared memory by bulk copies (copy_bulk).
     for wp, ctas, st in ((8, 2, 3), (8, 2, 2), (8, 2, 4), (8, 2, 6), (16, 1, 3), (8, 1, 4), (8, 1, 3), (8, 1, 5),
                          (8, 1, 6), (8, 1, 8), (16, 1, 2), (16, 1, 4), (16, 1, 5), (16, 1, 8), (32, 1, 3), (32, 1, 4),
-                         (16, 2, 3), (32, 2, 3)):
+                         (16, 2, 3), (32, 2, 3), (16, 1, 6), (16, 2, 2)):
         yield ("LayerNorm fwd 32768x8192", f"staged WARPS={wp} CTAS={ctas} S={st} P={ctas * sms}", fwd,
                lambda wp=wp, ctas=ctas, st=st: ln.layernorm_fwd_staged(x, w, b, y, mean, rstd, eps=1e-6, WARPS=wp,
                                                                         CTAS=ctas, S=st, P=ctas * sms))
