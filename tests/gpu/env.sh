@@ -16,6 +16,14 @@ fi
 FNKC=${FNKC:-${FNK:+$(dirname "$FNK")/fnkc}}
 export FNK FNKC FNK_STDLIB=${FNK_STDLIB:-$PWD/stdlib} FNK_BUILD_DIR=${FNK:+$(dirname "$FNK")} PYTHONUNBUFFERED=1
 
+# The profiling scripts' output folder (OUT, default /tmp/fnk-gpu-out) and
+# kernel cache (inspect.sh, probe.sh, stalls.sh, ncu_cmp.sh).
+profile_setup() {
+  OUT=${OUT:-/tmp/fnk-gpu-out}
+  mkdir -p "$OUT"
+  export OUT FNK_CACHE_DIR=${FNK_CACHE_DIR:-/tmp/fnkcache}
+}
+
 # A name the device tool keeps (letters, digits, _) for a tune.py config string.
 plain_name() { echo "$1" | tr -c 'A-Za-z0-9' '_'; }
 

@@ -3,8 +3,9 @@
 # ncu sections for chosen tune.py configs. Output under $OUT.
 #   tests/gpu/inspect.sh 'file:kernel:-D A=1 -D B=2' ... [-- ONLY...]
 set -u
+cd "$(dirname "$0")/../.." || exit 1
 source tests/gpu/env.sh
-export FNK_CACHE_DIR=${FNK_CACHE_DIR:-/tmp/fnkcache}
+profile_setup
 mkdir -p $OUT/ptx
 while [ $# -gt 0 ] && [ "$1" != "--" ]; do
   IFS=: read -r file kernel defs <<< "$1"; shift

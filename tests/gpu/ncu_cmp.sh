@@ -11,10 +11,8 @@
 #                        "-|LayerNorm fwd 32768x8192 staged WARPS=16 CTAS=1 S=4"
 set -u
 cd "$(dirname "$0")/../.." || exit 1
-OUT=${OUT:-/tmp/fnk-gpu-out}
-mkdir -p "$OUT"
 source tests/gpu/env.sh
-export FNK_CACHE_DIR=${FNK_CACHE_DIR:-/tmp/fnkcache}
+profile_setup
 stalls=""
 for s in barrier long_scoreboard short_scoreboard wait branch_resolving no_instruction mio_throttle lg_throttle membar; do
   stalls+=",smsp__average_warps_issue_stalled_${s}_per_issue_active.ratio"

@@ -3,8 +3,9 @@
 # and ncu sections for fnk and torch.compile (bench/peer_probe.py), under $OUT.
 #   tests/gpu/probe.sh [--only NAME] [--no-ncu]
 set -u
+cd "$(dirname "$0")/../.." || exit 1
 source tests/gpu/env.sh
-export FNK_CACHE_DIR=${FNK_CACHE_DIR:-/tmp/fnkcache}
+profile_setup
 export TORCHINDUCTOR_CACHE_DIR=/tmp/ind TRITON_CACHE_DIR=/tmp/tri
 only=(); ncu=1
 while [ $# -gt 0 ]; do case "$1" in --only) only=(--only "$2"); shift;; --no-ncu) ncu=0;; esac; shift; done

@@ -8,10 +8,8 @@
 #   tests/gpu/stalls.sh [--lines] "WORKLOAD CONFIG" ...   (as tune.py --only matches them)
 set -u
 cd "$(dirname "$0")/../.." || exit 1
-OUT=${OUT:-/tmp/fnk-gpu-out}
-mkdir -p "$OUT"
 source tests/gpu/env.sh
-export FNK_CACHE_DIR=${FNK_CACHE_DIR:-/tmp/fnkcache}
+profile_setup
 lines=0
 if [ "${1:-}" = "--lines" ]; then lines=1; shift; fi
 rc=0
