@@ -67,23 +67,30 @@ bool Elaborator::indexShape(const EVal& view, std::vector<int64_t>& shape) {
 }
 
 // The two operands of copy_async and copy_bulk: an indexed shared buffer,
-// then an indexed tensor of the same dtype (the copy moves bytes).
-bool Elaborator::copyOperands(const std::string& fname, const CallArgs& args, SourceRange r) {
+// then an indexed tensor of the same dtype (the copy moves bytes); of
+// store_bulk (toShared false) the other way round, into an `out` tensor.
+bool Elaborator::copyOperands(const std::string& fname, const CallArgs& args, SourceRange r, bool toShared) {
   const EVal& dst = args.pos[0];
   const EVal& src = args.pos[1];
   if (dst.isError() || src.isError()) return false;
-  if (dst.kind != EVal::Kind::View || !dst.value->type().isShared()) {
-    diags_.error(dst.range, fname + "() copies into an indexed shared buffer such as buf[s, cols], got " + typeStr(dst));
+  const char* sharedEx = "an indexed shared buffer such as buf[s, cols]";
+  const char* tensorEx = toShared ? "an indexed tensor such as x[row, cols]" : "an indexed tensor such as y[row, cols]";
+  if (dst.kind != EVal::Kind::View || !(toShared ? dst.value->type().isShared() : dst.value->type().isTensor())) {
+    diags_.error(dst.range, fname + "() copies into " + (toShared ? sharedEx : tensorEx) + ", got " + typeStr(dst));
     return false;
   }
-  if (src.kind != EVal::Kind::View || !src.value->type().isTensor()) {
-    diags_.error(src.range, fname + "() copies from an indexed tensor such as x[row, cols], got " + typeStr(src));
+  if (src.kind != EVal::Kind::View || !(toShared ? src.value->type().isTensor() : src.value->type().isShared())) {
+    diags_.error(src.range, fname + "() copies from " + (toShared ? tensorEx : sharedEx) + ", got " + typeStr(src));
+    return false;
+  }
+  if (!toShared && !dst.value->type().isOut) {
+    diags_.error(dst.range, "cannot store to an input tensor; declare the parameter 'out'");
     return false;
   }
   const DType dt = dst.value->type().dtype;
   if (src.value->type().dtype != dt) {
     diags_.error(r, fname + "() copies " + std::string(ir::dtypeName(src.value->type().dtype)) + " into a " +
-                     std::string(ir::dtypeName(dt)) + " buffer; the dtypes must match (it copies bytes)");
+                     std::string(ir::dtypeName(dt)) + (toShared ? " buffer" : " tensor") + "; the dtypes must match (it copies bytes)");
     return false;
   }
   return true;
@@ -414,18 +421,22 @@ EVal Elaborator::builtin(const std::string& fname, CallArgs& args, SourceRange r
     builder_.create(OpKind::Fence, r, {}, {});
     return EVal::none(r);
   }
-  if (fname == "wait_async") {
+  // wait_async(pending = n) and wait_bulk_stores(pending = n): until at most
+  // the n latest copy_async are in flight, or store_bulk still read shared
+  // memory (their slots before may be written again).
+  if (fname == "wait_async" || fname == "wait_bulk_stores") {
     if (!expect(0, 1, {"pending"})) return EVal::error();
     const EVal* n = args.pos.empty() ? args.get("pending") : &args.pos[0];
-    auto pending = constInt(n, 0, "wait_async() pending count");
+    const std::string what = fname + "() pending count";
+    auto pending = constInt(n, 0, what.c_str());
     if (!pending) return EVal::error();
     if (*pending < 0 || *pending > 63) {
-      diags_.error(n->range, "wait_async() pending count must be 0 to 63, got " + std::to_string(*pending));
+      diags_.error(n->range, what + " must be 0 to 63, got " + std::to_string(*pending));
       return EVal::error();
     }
     ir::AttrDict a;
     a.set("pending", *pending);
-    builder_.create(OpKind::AsyncWait, r, {}, {}, a);
+    builder_.create(fname == "wait_async" ? OpKind::AsyncWait : OpKind::BulkStoreWait, r, {}, {}, a);
     return EVal::none(r);
   }
   // copy_async(buf[...], x[...], mask = m): global to shared without passing
@@ -477,6 +488,25 @@ EVal Elaborator::builtin(const std::string& fname, CallArgs& args, SourceRange r
     for (const EVal* side : {&dst, &src})
       for (ir::Value* i : side->indices) ops.push_back(i->type().shape == shape ? i : broadcastTo(i, shape, r));
     builder_.create(OpKind::CopyBulk, r, ops, {});
+    return EVal::none(r);
+  }
+  // store_bulk(y[j..., k], buf[s..., i]): one 1-D run out of a slot of a shared
+  // buffer into a tensor row, the other way from copy_bulk. On the GPU one
+  // thread moves it with one bulk copy after a CTA barrier (every thread's
+  // writes to the slot are done); the slot must not be written again until
+  // wait_bulk_stores says the copy has read it.
+  if (fname == "store_bulk") {
+    if (!expect(2, 2, {}) || !copyOperands(fname, args, r, /*toShared=*/false)) return EVal::error();
+    const EVal& dst = args.pos[0];
+    const EVal& src = args.pos[1];
+    std::vector<int64_t> shape;
+    if (!runIndices(fname, dst) || !runIndices(fname, src) || !indexShape(dst, shape) || !indexShape(src, shape) ||
+        !checkTile(dst.value->type().dtype, shape, r))
+      return EVal::error();
+    std::vector<ir::Value*> ops{dst.value, src.value};
+    for (const EVal* side : {&dst, &src})
+      for (ir::Value* i : side->indices) ops.push_back(i->type().shape == shape ? i : broadcastTo(i, shape, r));
+    builder_.create(OpKind::StoreBulk, r, ops, {});
     return EVal::none(r);
   }
   // wait_bulk(buf[s..., i]): until the copy_bulk into slot s... has landed;

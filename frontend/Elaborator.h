@@ -92,7 +92,7 @@ public:
   /// The optional `mask =` argument of fname(): a bool tile broadcast into
   /// `shape`, null when absent; false (reported) when it is not one.
   bool maskArg(const std::string& fname, const CallArgs& args, std::vector<int64_t>& shape, ir::Value*& mask);
-  bool copyOperands(const std::string& fname, const CallArgs& args, SourceRange r);
+  bool copyOperands(const std::string& fname, const CallArgs& args, SourceRange r, bool toShared = true);
   bool runIndices(const std::string& fname, const EVal& view);
   std::string typeStr(const EVal& v) const;
 

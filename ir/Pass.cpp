@@ -182,6 +182,7 @@ bool isPure(OpKind k) {
     // terminators.
     case OpKind::Load: case OpKind::Store: case OpKind::Atomic: case OpKind::SharedAlloc: case OpKind::Barrier:
     case OpKind::Fence: case OpKind::CopyAsync: case OpKind::AsyncWait: case OpKind::CopyBulk: case OpKind::BulkWait:
+    case OpKind::StoreBulk: case OpKind::BulkStoreWait:
     case OpKind::ClusterSync: case OpKind::ClusterReduce: case OpKind::For: case OpKind::If:
     case OpKind::Yield: case OpKind::LaunchCheck: case OpKind::LaunchGrid: case OpKind::Return:
       return false;

@@ -56,6 +56,8 @@ public:
       case OpKind::CopyAsync: copyAsync(op); return;
       case OpKind::CopyBulk: copyBulk(op); return;
       case OpKind::BulkWait: bulkWait(op); return;
+      case OpKind::StoreBulk: storeBulk(op); return;
+      case OpKind::BulkStoreWait:
       case OpKind::AsyncWait: {
         int64_t n = 0;
         if (intAttr(op, "pending", n) && (n < 0 || n > 63)) fail(op, "pending must be 0 to 63, got " + std::to_string(n));
@@ -367,6 +369,15 @@ public:
     if (copyOperands(op, false) && op.operand(2)->type().rank() != 1)
       fail(op, "copies one 1-D run, not a tile of shape " + shapeStr(op.operand(2)->type().shape));
   }
+  /// tile.store_bulk: copy_bulk's operands the other way (a tensor the kernel
+  /// writes, then a shared buffer of its dtype).
+  void storeBulk(const Operation& op) {
+    if (!copyOperands(op, false, /*toShared=*/false)) return;
+    const Value* dst = op.operand(0);
+    if (!dst->type().isOut && v_.isParam(dst)) return error(op.loc(), "store to input tensor '" + name(dst) + "'");
+    if (op.operand(2)->type().rank() != 1)
+      fail(op, "copies one 1-D run, not a tile of shape " + shapeStr(op.operand(2)->type().shape));
+  }
   /// gpu.bulk_wait: a shared buffer and one scalar index per dim but the last.
   void bulkWait(const Operation& op) {
     const Type& buf = op.operand(0)->type();
@@ -382,11 +393,13 @@ public:
   /// The memory and index operands of a copy: a shared buffer, a tensor of
   /// its dtype, the buffer's indices and the tensor's, all of one shape (then
   /// a mask when `mask`).
-  bool copyOperands(const Operation& op, bool mask) {
+  bool copyOperands(const Operation& op, bool mask, bool toShared = true) {
     const Type& dst = op.operand(0)->type();
     const Type& src = op.operand(1)->type();
-    if (!dst.isShared()) return fail(op, "destination must be a shared buffer, got " + str(dst));
-    if (!src.isTensor()) return fail(op, "source must be a tensor, got " + str(src));
+    const char* dstKind = toShared ? "a shared buffer" : "a tensor";
+    const char* srcKind = toShared ? "a tensor" : "a shared buffer";
+    if (!(toShared ? dst.isShared() : dst.isTensor())) return fail(op, std::string("destination must be ") + dstKind + ", got " + str(dst));
+    if (!(toShared ? src.isTensor() : src.isShared())) return fail(op, std::string("source must be ") + srcKind + ", got " + str(src));
     if (dst.dtype != src.dtype) return fail(op, "copies " + str(src) + " into " + str(dst) + ": dtypes differ");
     const size_t indices = dst.rank() + src.rank();
     if (dst.rank() == 0 || src.rank() == 0) return fail(op, "copies between memories of rank 1 or more");

@@ -243,6 +243,8 @@ Status Evaluator::execOp(const ir::Operation& op) {
     case ir::OpKind::AsyncWait: return execAsyncWait(op);
     case ir::OpKind::CopyBulk: return execCopyBulk(op);
     case ir::OpKind::BulkWait: return execBulkWait(op);
+    case ir::OpKind::StoreBulk: return execStoreBulk(op);
+    case ir::OpKind::BulkStoreWait: return execBulkStoreWait(op);
     case ir::OpKind::Barrier:
     case ir::OpKind::Fence: return needCta(op);  // a CTA runs tile ops in program order, clusters one by one
     case ir::OpKind::ClusterSync:

@@ -97,6 +97,8 @@ private:
   Status execAsyncWait(const ir::Operation& op);
   Status execCopyBulk(const ir::Operation& op);
   Status execBulkWait(const ir::Operation& op);
+  Status execStoreBulk(const ir::Operation& op);
+  Status execBulkStoreWait(const ir::Operation& op);
   Status execCluster(const ir::Operation& op);
   Status execIndex(const ir::Operation& op);
 
@@ -117,12 +119,24 @@ private:
     Memory* mem;
     int64_t offset;
     double value;
+    int64_t from = -1;  // the source element's offset (-1: zero for a masked or out-of-bounds one)
   };
   std::deque<std::vector<PendingWrite>> copies_;
   /// tile.copy_bulk in flight by (buffer, slot), retired by gpu.bulk_wait.
   std::map<std::pair<const Memory*, int64_t>, std::vector<PendingWrite>> bulk_;
+  /// tile.store_bulk not yet retired by gpu.bulk_store_wait, oldest first:
+  /// the shared elements each still reads (sorted offsets), which no op may
+  /// write until then.
+  struct StoreRead {
+    const Memory* buf;
+    int64_t slot;
+    std::vector<int64_t> offsets;
+  };
+  std::deque<StoreRead> storeReads_;
+  /// An error when `op` writes element `offset` of `mem` while a store_bulk reads it.
+  Status checkStoreReads(const ir::Operation& op, const Memory* mem, int64_t offset) const;
   Status readCopy(const ir::Operation& op, std::vector<PendingWrite>& writes);
-  Status bulkSlot(const ir::Operation& op, unsigned first, Memory*& buf, int64_t& slot);
+  Status bulkSlot(const ir::Operation& op, unsigned memOperand, unsigned first, Memory*& buf, int64_t& slot);
   std::vector<Tile>* results_ = nullptr;  // where the current block's terminator puts its operands
   bool atTerminator_ = false;
   bool returned_ = false;

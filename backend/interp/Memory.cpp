@@ -105,7 +105,9 @@ Status Evaluator::execStore(const ir::Operation& op) {
     for (int64_t e = 0; e < n; ++e) {
       int64_t off = 0;
       bool valid = (!mask || mask[e] != 0) && elementOffset(*m, &p[1], e, off);
-      if (valid) m->data[off] = roundToDType(value[e], dt);
+      if (!valid) continue;
+      if (Status s = checkStoreReads(op, m, off); !s) return s;
+      m->data[off] = roundToDType(value[e], dt);
     }
     return Status::ok();
   }
@@ -153,7 +155,8 @@ Status Evaluator::readCopy(const ir::Operation& op, std::vector<PendingWrite>& w
     int64_t to = 0, from = 0;
     if (!elementOffset(*dst, &p[2], e, to)) continue;
     const bool valid = (!mask || mask[e] != 0) && elementOffset(*src, &p[2 + rd], e, from);
-    writes.push_back({dst, to, valid ? src->data[from] : 0.0});
+    if (Status s = checkStoreReads(op, dst, to); !s) return s;  // a copy may land as soon as it is issued
+    writes.push_back({dst, to, valid ? src->data[from] : 0.0, valid ? from : -1});
   }
   return Status::ok();
 }
@@ -178,8 +181,8 @@ Status Evaluator::execAsyncWait(const ir::Operation& op) {
 // The slot of a shared buffer that a bulk copy or wait names: its leading
 // indices, operands first..first + rank - 2 (element 0 of each: the copy's
 // are broadcast scalars), as one row-major number; an error when out of range.
-Status Evaluator::bulkSlot(const ir::Operation& op, unsigned first, Memory*& buf, int64_t& slot) {
-  if (Status s = memOf(op, 0, buf); !s) return s;
+Status Evaluator::bulkSlot(const ir::Operation& op, unsigned memOperand, unsigned first, Memory*& buf, int64_t& slot) {
+  if (Status s = memOf(op, memOperand, buf); !s) return s;
   slot = 0;
   for (size_t d = 0; d + 1 < buf->shape.size(); ++d) {
     const Tile* t;
@@ -200,7 +203,7 @@ Status Evaluator::execCopyBulk(const ir::Operation& op) {
   if (Status s = readCopy(op, writes); !s) return s;
   Memory* buf;
   int64_t slot;
-  if (Status s = bulkSlot(op, 2, buf, slot); !s) return s;
+  if (Status s = bulkSlot(op, 0, 2, buf, slot); !s) return s;
   auto [it, fresh] = bulk_.try_emplace({buf, slot}, std::move(writes));
   if (!fresh)
     return opError(op, "copies into slot " + std::to_string(slot) + " of the " + buf->name +
@@ -212,7 +215,7 @@ Status Evaluator::execBulkWait(const ir::Operation& op) {
   if (Status s = needCta(op); !s) return s;
   Memory* buf;
   int64_t slot;
-  if (Status s = bulkSlot(op, 1, buf, slot); !s) return s;
+  if (Status s = bulkSlot(op, 0, 1, buf, slot); !s) return s;
   auto it = bulk_.find({buf, slot});
   if (it == bulk_.end())
     return opError(op, "waits on slot " + std::to_string(slot) + " of the " + buf->name +
@@ -222,7 +225,57 @@ Status Evaluator::execBulkWait(const ir::Operation& op) {
   return Status::ok();
 }
 
+// tile.store_bulk: one run out of a shared slot into a tensor row. Its
+// elements are read and written when it runs (the GPU's copy reads the slot
+// at some point before the gpu.bulk_store_wait that retires it, so a kernel
+// that leaves the slot alone until then stores these same bytes; elements
+// past the tensor's bounds are dropped), and the slot's elements stay locked
+// against writes until that wait. A slot with a copy into it in flight would
+// be read before or after the copy lands: an error too.
+Status Evaluator::execStoreBulk(const ir::Operation& op) {
+  std::vector<PendingWrite> writes;
+  if (Status s = readCopy(op, writes); !s) return s;
+  Memory* buf;
+  int64_t slot;
+  const auto rd = static_cast<unsigned>(op.operand(0)->type().rank());
+  if (Status s = bulkSlot(op, 1, 2 + rd, buf, slot); !s) return s;
+  if (bulk_.count({buf, slot}))
+    return opError(op, "reads slot " + std::to_string(slot) + " of the " + buf->name +
+                           " while a copy_bulk into it is in flight; wait_bulk on the slot first");
+  StoreRead read{buf, slot, {}};
+  for (const PendingWrite& w : writes) {
+    if (w.from >= 0) read.offsets.push_back(w.from);
+    w.mem->data[w.offset] = w.value;
+  }
+  for (const auto& pending : copies_)
+    for (const PendingWrite& w : pending)
+      if (w.mem == buf && std::find(read.offsets.begin(), read.offsets.end(), w.offset) != read.offsets.end())
+        return opError(op, "reads the " + buf->name + " while a copy_async into it is in flight; wait_async first");
+  std::sort(read.offsets.begin(), read.offsets.end());
+  storeReads_.push_back(std::move(read));
+  return Status::ok();
+}
+
+Status Evaluator::execBulkStoreWait(const ir::Operation& op) {
+  if (Status s = needCta(op); !s) return s;
+  const auto pending = static_cast<size_t>(std::max<int64_t>(0, op.attrs().getInt("pending", 0)));
+  while (storeReads_.size() > pending) storeReads_.pop_front();
+  return Status::ok();
+}
+
+Status Evaluator::checkStoreReads(const ir::Operation& op, const Memory* mem, int64_t offset) const {
+  for (const StoreRead& r : storeReads_)
+    if (r.buf == mem && std::binary_search(r.offsets.begin(), r.offsets.end(), offset))
+      return opError(op, "writes slot " + std::to_string(r.slot) + " of the " + mem->name +
+                             " while a store_bulk still reads it; wait_bulk_stores first");
+  return Status::ok();
+}
+
 Status Evaluator::finish() const {
+  if (!storeReads_.empty())
+    return Status::error("the kernel ended with a store_bulk from slot " + std::to_string(storeReads_.front().slot) +
+                         " of the " + storeReads_.front().buf->name +
+                         " still reading it (wait_bulk_stores() first: the CTA's shared memory ends with it)");
   if (bulk_.empty()) return Status::ok();
   const auto& [key, writes] = *bulk_.begin();
   return Status::error("the kernel ended with a copy_bulk into slot " + std::to_string(key.second) + " of the " +

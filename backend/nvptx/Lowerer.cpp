@@ -269,7 +269,7 @@ namespace {
 void collectWritten(const ir::Block& blk, std::unordered_set<const ir::Value*>& out) {
   ir::forEachOp(blk, [&](const ir::Operation& op) {
     if (op.kind() == ir::OpKind::Store || op.kind() == ir::OpKind::Atomic || op.kind() == ir::OpKind::CopyAsync ||
-        op.kind() == ir::OpKind::CopyBulk)
+        op.kind() == ir::OpKind::CopyBulk || op.kind() == ir::OpKind::StoreBulk)
       out.insert(op.operand(0));
   });
 }
@@ -651,6 +651,8 @@ Status Lowerer::lowerOp(const ir::Operation& op) {
     case ir::OpKind::CopyAsync: return lowerCopyAsync(op);
     case ir::OpKind::CopyBulk: return lowerCopyBulk(op);
     case ir::OpKind::BulkWait: return lowerBulkWait(op);
+    case ir::OpKind::StoreBulk: return lowerStoreBulk(op);
+    case ir::OpKind::BulkStoreWait: return lowerBulkStoreWait(op);
     case ir::OpKind::AsyncWait:
       ptx("cp.async.wait_group " + std::to_string(op.attrs().getInt("pending")) + ";", "~{memory}", b.getVoidTy(), {}, true);
       return Status::ok();

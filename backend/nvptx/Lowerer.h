@@ -253,6 +253,8 @@ public:
   Status lowerCopyAsync(const ir::Operation& op);
   Status lowerCopyBulk(const ir::Operation& op);
   Status lowerBulkWait(const ir::Operation& op);
+  Status lowerStoreBulk(const ir::Operation& op);
+  Status lowerBulkStoreWait(const ir::Operation& op);
   /// A shared buffer that copy_bulk fills: one mbarrier per slot, and this
   /// thread's parity bits (bit s: the phase its next wait on slot s waits for).
   struct BulkState {

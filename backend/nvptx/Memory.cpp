@@ -574,112 +574,193 @@ static llvm::Value* barAddr(Lowerer& L, Lowerer::BulkState& st, llvm::Value* slo
   return L.sharedAddr(L.b.CreateGEP(st.bars->getValueType(), st.bars, {L.b.getInt64(0), slot}));
 }
 
+namespace {
+// One run of a bulk copy (copy_bulk: tensor to shared; store_bulk: shared to
+// tensor), from its index operands: every index but the last one value along
+// the run, and the last start + 0, 1, ... (axisInfo: whole-axis runs); the
+// front end guarantees the first, the second holds for c0 + arange(0, L) and
+// its like. Register 0 of each then gives the scalars and, less its element
+// index, the start (`run`). `runs` is false when it does not hold: the copy
+// then goes element by element.
+struct RunSide {
+  std::vector<llvm::Value*> lead;
+  llvm::Value* run = nullptr;
+};
+struct BulkRun {
+  bool runs = false;
+  RunSide tensor, shared;
+  llvm::Value* slot = nullptr;  // the shared side's slot (row-major over its leading indices)
+  llvm::Value* rowOk = nullptr;  // the tensor side's row in range
+  llvm::Value* tStart = nullptr;  // element offsets of the run's start
+  llvm::Value* sStart = nullptr;
+  llvm::Value* tPtr = nullptr;  // and its addresses (the shared one 32-bit)
+  llvm::Value* sAddr = nullptr;
+  llvm::Value* bytes = nullptr;  // the bulk part: 0 unless one aligned contiguous range in bounds on both sides
+};
+
+BulkRun bulkRun(Lowerer& L, const Access& tensor, const std::vector<const ir::Value*>& tIdx, const Access& shared,
+                const std::vector<const ir::Value*>& sIdx, int64_t len, llvm::Type* ty, int64_t esz) {
+  auto& b = L.b;
+  const ir::TileLayout lay = shared.idx.back().layout;
+  BulkRun r;
+  r.runs = !lay.uniform;
+  auto side = [&](const Access& a, const std::vector<const ir::Value*>& idx, RunSide& out) {
+    for (size_t d = 0; d + 1 < idx.size(); ++d) {
+      r.runs = r.runs && L.axisInfo(idx[d]).constant >= len;
+      out.lead.push_back(a.idx[d].regs[0]);
+    }
+    r.runs = r.runs && L.axisInfo(idx.back()).contig >= len;
+    out.run = b.CreateSub(b.CreateSExt(a.idx.back().regs[0], b.getInt64Ty()),
+                          b.CreateZExt(L.elemIndex(lay, 0), b.getInt64Ty()));
+  };
+  side(tensor, tIdx, r.tensor);
+  side(shared, sIdx, r.shared);
+  const Mem& tm = *tensor.mem;
+  const Mem& sm = *shared.mem;
+  llvm::Value* slotOk;
+  r.slot = bulkSlot(L, sm, r.shared.lead, slotOk);
+  trapUnless(L, slotOk);
+  r.bytes = L.i32(0);
+  if (!r.runs) return r;
+  r.tStart = bulkSlot(L, tm, r.tensor.lead, r.rowOk);  // the row's index; times the row length below
+  r.tStart = b.CreateAdd(b.CreateMul(r.tStart, tm.dims.back()), r.tensor.run);
+  r.sStart = b.CreateAdd(b.CreateMul(r.slot, sm.dims.back()), r.shared.run);
+  llvm::Value* ok = L.andAll(r.rowOk, b.CreateICmpSGE(r.tensor.run, b.getInt64(0)));
+  ok = b.CreateAnd(ok, b.CreateICmpSGE(r.shared.run, b.getInt64(0)));
+  ok = b.CreateAnd(ok, b.CreateICmpSLE(b.CreateAdd(r.shared.run, b.getInt64(len)), sm.dims.back()));
+  llvm::Value* avail = b.CreateSub(tm.dims.back(), r.tensor.run);
+  llvm::Value* nIn = b.CreateSelect(b.CreateICmpSLT(avail, b.getInt64(len)), avail, b.getInt64(len));
+  nIn = b.CreateSelect(b.CreateICmpSLT(nIn, b.getInt64(0)), b.getInt64(0), nIn);
+  r.tPtr = b.CreateGEP(ty, tm.base, r.tStart);
+  r.sAddr = L.sharedAddr(b.CreateGEP(ty, sm.base, r.sStart));
+  llvm::Value* misaligned = b.CreateOr(b.CreateAnd(b.CreatePtrToInt(r.tPtr, b.getInt64Ty()), b.getInt64(15)),
+                                       b.CreateZExt(b.CreateAnd(r.sAddr, L.i32(15)), b.getInt64Ty()));
+  ok = b.CreateAnd(ok, b.CreateICmpEQ(misaligned, b.getInt64(0)));
+  llvm::Value* bytes = b.CreateAnd(b.CreateMul(nIn, b.getInt64(esz)), b.getInt64(~int64_t{15}));
+  r.bytes = b.CreateTrunc(b.CreateSelect(ok, bytes, b.getInt64(0)), b.getInt32Ty());
+  return r;
+}
+
+// The elements of a run past its bulk part (all of them when it is empty),
+// thread t taking places nBulk + t, nBulk + t + T, ... (a loop: few
+// registers, as this path is cold); from the tensor into the slot
+// (toShared: zero past the tensor's bounds) or back (nothing stored past
+// them). Without a run, each thread its own elements.
+void copyRunTail(Lowerer& L, const BulkRun& r, Access& dst, Access& src, bool toShared, int64_t len, llvm::Type* ty,
+                 int64_t esz, llvm::Value* nBulk) {
+  auto& b = L.b;
+  const ir::TileLayout lay = (toShared ? dst : src).idx.back().layout;
+  if (!r.runs) {
+    for (size_t k = 0; k < static_cast<size_t>(lay.perThread()); ++k)
+      L.emitIf(b.CreateICmpUGE(L.elemIndex(lay, static_cast<int64_t>(k)), nBulk),
+               [&] { copyElement(L, dst, src, lay, k); });
+    return;
+  }
+  const Mem& tm = toShared ? *src.mem : *dst.mem;
+  const Mem& sm = toShared ? *dst.mem : *src.mem;
+  llvm::BasicBlock* pre = b.GetInsertBlock();
+  llvm::BasicBlock* body = llvm::BasicBlock::Create(L.ctx, "bulk.tail", L.kernel);
+  llvm::BasicBlock* after = llvm::BasicBlock::Create(L.ctx, "bulk.tail.done", L.kernel);
+  llvm::Value* first = b.CreateAdd(nBulk, L.tid);
+  b.CreateCondBr(b.CreateICmpULT(first, L.i32(len)), body, after);
+  b.SetInsertPoint(body);
+  llvm::PHINode* place = b.CreatePHI(b.getInt32Ty(), 2, "place");
+  place->addIncoming(first, pre);
+  llvm::Value* p = b.CreateZExt(place, b.getInt64Ty());
+  llvm::Value* tIn = L.andAll(r.rowOk, b.CreateICmpULT(b.CreateAdd(r.tensor.run, p), tm.dims.back()));
+  llvm::Value* sIn = b.CreateICmpULT(b.CreateAdd(r.shared.run, p), sm.dims.back());
+  llvm::Value* tOff = b.CreateAdd(r.tStart, p);
+  llvm::Value* sOff = b.CreateAdd(r.sStart, p);
+  llvm::Value* v = toShared ? L.guardedLoad(tm, tm.dtype, tIn, tOff, llvm::Constant::getNullValue(ty))
+                            : L.guardedLoad(sm, sm.dtype, sIn, sOff, llvm::Constant::getNullValue(ty));
+  L.emitIf(toShared ? sIn : tIn, [&] {
+    b.CreateAlignedStore(v, b.CreateGEP(ty, toShared ? sm.base : tm.base, toShared ? sOff : tOff), llvm::Align(esz));
+  });
+  llvm::Value* next = b.CreateAdd(place, L.i32(L.T));
+  place->addIncoming(next, b.GetInsertBlock());
+  b.CreateCondBr(b.CreateICmpULT(next, L.i32(len)), body, after);
+  b.SetInsertPoint(after);
+}
+}  // namespace
+
 Status Lowerer::lowerCopyBulk(const ir::Operation& op) {
   Access ad, as;
   std::vector<const ir::Value*> dIdx, sIdx;
   if (!copySides(*this, op, ad, as, dIdx, sIdx)) return fail(op, "memory operand is not lowered");
-  const Mem& dst = *ad.mem;
-  const Mem& src = *as.mem;
   const int64_t L = op.operand(2)->type().shape.at(0);
-  const ir::TileLayout lay = ad.idx.back().layout;
-  llvm::Type* ty = memType(src.dtype);
+  llvm::Type* ty = memType(as.mem->dtype);
   const int64_t esz = static_cast<int64_t>(mod.getDataLayout().getTypeAllocSize(ty));
   BulkState& st = bulkState(op.operand(0));
-
-  // Every index but the last is one value along the run, and the last is
-  // start + 0, 1, ... (axisInfo: whole-axis runs); the front end guarantees
-  // the first, the second holds for c0 + arange(0, L) and its like. Register
-  // 0 of each then gives the scalars and, less its element index, the start.
-  bool runs = !lay.uniform;
-  auto scalars = [&](const Access& a, const std::vector<const ir::Value*>& idx, std::vector<llvm::Value*>& lead) {
-    for (size_t d = 0; d + 1 < idx.size(); ++d) {
-      runs = runs && axisInfo(idx[d]).constant >= L;
-      lead.push_back(a.idx[d].regs[0]);
-    }
-    runs = runs && axisInfo(idx.back()).contig >= L;
-    return b.CreateSub(b.CreateSExt(a.idx.back().regs[0], b.getInt64Ty()),
-                       b.CreateZExt(elemIndex(lay, 0), b.getInt64Ty()));
-  };
-  std::vector<llvm::Value*> dLead, sLead;
-  llvm::Value* dRun = scalars(ad, dIdx, dLead);
-  llvm::Value* sRun = scalars(as, sIdx, sLead);
-  llvm::Value* slotOk;
-  llvm::Value* slot = bulkSlot(*this, dst, dLead, slotOk);
-  trapUnless(*this, slotOk);
-
-  // The bulk part, in bytes (0 when the run is not one aligned contiguous
-  // range in bounds on both sides).
-  llvm::Value* bulkBytes = i32(0);
-  llvm::Value *sRowOk = nullptr, *sStart = nullptr, *dStart = nullptr;
-  if (runs) {
-    sStart = bulkSlot(*this, src, sLead, sRowOk);  // the row's index; times the row length below
-    sStart = b.CreateAdd(b.CreateMul(sStart, src.dims.back()), sRun);
-    dStart = b.CreateAdd(b.CreateMul(slot, dst.dims.back()), dRun);
-    llvm::Value* ok = andAll(sRowOk, b.CreateICmpSGE(sRun, b.getInt64(0)));
-    ok = b.CreateAnd(ok, b.CreateICmpSGE(dRun, b.getInt64(0)));
-    ok = b.CreateAnd(ok, b.CreateICmpSLE(b.CreateAdd(dRun, b.getInt64(L)), dst.dims.back()));
-    llvm::Value* avail = b.CreateSub(src.dims.back(), sRun);
-    llvm::Value* nIn = b.CreateSelect(b.CreateICmpSLT(avail, b.getInt64(L)), avail, b.getInt64(L));
-    nIn = b.CreateSelect(b.CreateICmpSLT(nIn, b.getInt64(0)), b.getInt64(0), nIn);
-    llvm::Value* srcPtr = b.CreateGEP(ty, src.base, sStart);
-    llvm::Value* dstPtr = b.CreateGEP(ty, dst.base, dStart);
-    llvm::Value* dAddr = sharedAddr(dstPtr);
-    llvm::Value* misaligned = b.CreateOr(b.CreateAnd(b.CreatePtrToInt(srcPtr, b.getInt64Ty()), b.getInt64(15)),
-                                         b.CreateZExt(b.CreateAnd(dAddr, i32(15)), b.getInt64Ty()));
-    ok = b.CreateAnd(ok, b.CreateICmpEQ(misaligned, b.getInt64(0)));
-    llvm::Value* bytes = b.CreateAnd(b.CreateMul(nIn, b.getInt64(esz)), b.getInt64(~int64_t{15}));
-    bulkBytes = b.CreateTrunc(b.CreateSelect(ok, bytes, b.getInt64(0)), b.getInt32Ty());
-    barrier();
-    emitIf(b.CreateICmpNE(bulkBytes, i32(0)), [&] {
+  const BulkRun r = bulkRun(*this, as, sIdx, ad, dIdx, L, ty, esz);
+  barrier();
+  if (r.runs)
+    emitIf(b.CreateICmpNE(r.bytes, i32(0)), [&] {
       emitIf(b.CreateICmpEQ(tid, i32(0)), [&] {
         ptx("fence.proxy.async.shared::cta;", "~{memory}", b.getVoidTy(), {});
         ptx("{ .reg .b64 fnk_state; mbarrier.arrive.expect_tx.shared::cta.b64 fnk_state, [$0], $1; }",
-            "r,r,~{memory}", b.getVoidTy(), {barAddr(*this, st, slot), bulkBytes});
+            "r,r,~{memory}", b.getVoidTy(), {barAddr(*this, st, r.slot), r.bytes});
         ptx("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [$0], [$1], $2, [$3];",
-            "r,l,r,r,~{memory}", b.getVoidTy(), {dAddr, srcPtr, bulkBytes, barAddr(*this, st, slot)});
+            "r,l,r,r,~{memory}", b.getVoidTy(), {r.sAddr, r.tPtr, r.bytes, barAddr(*this, st, r.slot)});
       });
     });
-  } else {
-    barrier();
-  }
-  // The elements past the bulk part (all of them when it is empty), then a
-  // CTA barrier, which every reader passes before its wait: the threads'
-  // writes are then ordered before the reads, and with no bulk part thread 0
-  // arrives itself (the slot's one arrival per phase). Along a run, thread t
-  // copies places nBulk + t, nBulk + t + T, ... (a loop: few registers, as
-  // this path is cold); an index of another form, each thread its elements.
-  llvm::Value* nBulk = b.CreateUDiv(bulkBytes, i32(esz));
+  // The elements past the bulk part, then a CTA barrier, which every reader
+  // passes before its wait: the threads' writes are then ordered before the
+  // reads, and with no bulk part thread 0 arrives itself (the slot's one
+  // arrival per phase).
+  llvm::Value* nBulk = b.CreateUDiv(r.bytes, i32(esz));
   emitIf(b.CreateICmpULT(nBulk, i32(L)), [&] {
-    if (runs) {
-      llvm::BasicBlock* pre = b.GetInsertBlock();
-      llvm::BasicBlock* body = llvm::BasicBlock::Create(ctx, "bulk.tail", kernel);
-      llvm::BasicBlock* after = llvm::BasicBlock::Create(ctx, "bulk.tail.done", kernel);
-      llvm::Value* first = b.CreateAdd(nBulk, tid);
-      b.CreateCondBr(b.CreateICmpULT(first, i32(L)), body, after);
-      b.SetInsertPoint(body);
-      llvm::PHINode* place = b.CreatePHI(b.getInt32Ty(), 2, "place");
-      place->addIncoming(first, pre);
-      llvm::Value* p = b.CreateZExt(place, b.getInt64Ty());
-      llvm::Value* sValid = andAll(sRowOk, b.CreateICmpULT(b.CreateAdd(sRun, p), src.dims.back()));
-      llvm::Value* v = guardedLoad(src, src.dtype, sValid, b.CreateAdd(sStart, p), llvm::Constant::getNullValue(ty));
-      emitIf(b.CreateICmpULT(b.CreateAdd(dRun, p), dst.dims.back()), [&] {
-        b.CreateAlignedStore(v, b.CreateGEP(ty, dst.base, b.CreateAdd(dStart, p)), llvm::Align(esz));
-      });
-      llvm::Value* next = b.CreateAdd(place, i32(T));
-      place->addIncoming(next, b.GetInsertBlock());
-      b.CreateCondBr(b.CreateICmpULT(next, i32(L)), body, after);
-      b.SetInsertPoint(after);
-    } else {
-      for (size_t r = 0; r < static_cast<size_t>(lay.perThread()); ++r)
-        emitIf(b.CreateICmpUGE(elemIndex(lay, static_cast<int64_t>(r)), nBulk),
-               [&] { copyElement(*this, ad, as, lay, r); });
-    }
+    copyRunTail(*this, r, ad, as, /*toShared=*/true, L, ty, esz, nBulk);
     barrier();
-    emitIf(b.CreateAnd(b.CreateICmpEQ(tid, i32(0)), b.CreateICmpEQ(bulkBytes, i32(0))), [&] {
+    emitIf(b.CreateAnd(b.CreateICmpEQ(tid, i32(0)), b.CreateICmpEQ(r.bytes, i32(0))), [&] {
       ptx("{ .reg .b64 fnk_state; mbarrier.arrive.shared::cta.b64 fnk_state, [$0]; }", "r,~{memory}",
-          b.getVoidTy(), {barAddr(*this, st, slot)});
+          b.getVoidTy(), {barAddr(*this, st, r.slot)});
     });
   });
+  return Status::ok();
+}
+
+// --- bulk stores (tile.store_bulk, gpu.bulk_store_wait) ------------------------
+//
+// A store_bulk moves one 1-D run out of a slot of a shared buffer into a
+// tensor row. Every thread makes its earlier writes to shared memory visible
+// to the bulk copy (fence.proxy.async), a CTA barrier orders them all before
+// it, and thread 0 issues one cp.async.bulk for the run's bulk part (as
+// copy_bulk's: the in-bounds prefix rounded down to 16 bytes when both ends
+// are aligned) and commits one bulk async-group, empty when there is no bulk
+// part, so that the groups count the stores. The rest the threads store
+// element by element from shared memory, at once (nothing past the tensor's
+// bounds). gpu.bulk_store_wait: thread 0 waits until at most `pending` groups
+// still read shared memory, then a CTA barrier (the element stores' reads are
+// done by then too).
+Status Lowerer::lowerStoreBulk(const ir::Operation& op) {
+  Access ad, as;
+  std::vector<const ir::Value*> dIdx, sIdx;
+  if (!copySides(*this, op, ad, as, dIdx, sIdx)) return fail(op, "memory operand is not lowered");
+  const int64_t L = op.operand(2)->type().shape.at(0);
+  llvm::Type* ty = memType(ad.mem->dtype);
+  const int64_t esz = static_cast<int64_t>(mod.getDataLayout().getTypeAllocSize(ty));
+  const BulkRun r = bulkRun(*this, ad, dIdx, as, sIdx, L, ty, esz);
+  ptx("fence.proxy.async.shared::cta;", "~{memory}", b.getVoidTy(), {});
+  barrier();
+  emitIf(b.CreateICmpEQ(tid, i32(0)), [&] {
+    if (r.runs)
+      emitIf(b.CreateICmpNE(r.bytes, i32(0)), [&] {
+        ptx("cp.async.bulk.global.shared::cta.bulk_group [$0], [$1], $2;", "l,r,r,~{memory}", b.getVoidTy(),
+            {r.tPtr, r.sAddr, r.bytes});
+      });
+    ptx("cp.async.bulk.commit_group;", "~{memory}", b.getVoidTy(), {});
+  });
+  llvm::Value* nBulk = b.CreateUDiv(r.bytes, i32(esz));
+  emitIf(b.CreateICmpULT(nBulk, i32(L)), [&] { copyRunTail(*this, r, ad, as, /*toShared=*/false, L, ty, esz, nBulk); });
+  return Status::ok();
+}
+
+Status Lowerer::lowerBulkStoreWait(const ir::Operation& op) {
+  emitIf(b.CreateICmpEQ(tid, i32(0)), [&] {
+    ptx("cp.async.bulk.wait_group.read " + std::to_string(op.attrs().getInt("pending")) + ";", "~{memory}",
+        b.getVoidTy(), {});
+  });
+  barrier();
   return Status::ok();
 }
 

@@ -377,6 +377,62 @@ def test_copy_bulk_lands_at_its_wait_and_misuse_is_an_error():
             k.k(x, y, MODE=mode)
 
 
+def test_store_bulk_in_the_interpreter():
+    """tests/gpu/lang.fnk's lang_bulk_store (rows scaled by their index + 1,
+    through a ring of shared slots, out by store_bulk) against NumPy: ragged
+    last blocks store nothing past N, shifted runs read further into the slot."""
+    m = fnk.load(REPO / "tests" / "gpu" / "lang.fnk")
+    r = np.random.default_rng(8)
+    for M, N, R, shift in ((9, 300, 2, 0), (3, 256, 1, 0), (6, 700, 2, 3), (4, 257, 3, 8)):
+        x = r.standard_normal((M, N)).astype(np.float32)
+        y = np.full((M, N), np.nan, np.float32)
+        m.lang_bulk_store(x, y, R=R, SHIFT=shift)
+        np.testing.assert_allclose(y, x * (np.arange(M) + 1.0)[:, None], rtol=1e-6)
+
+
+BULK_STORE_RULES = """
+kernel k<MODE: int = 0>(x: tensor<f32>[N], y: out tensor<f32>[N]) launch(grid = 1, warps = 1) {
+    let i = arange(0, 32);
+    let buf = shared<f32>[2, 32];
+    store(buf[0, i], load(x[i]) * 2.0);
+    if MODE == 4 {
+        copy_bulk(buf[0, i], x[i]);
+    }
+    store_bulk(y[i], buf[0, i]);
+    if MODE == 1 {
+        store(buf[0, i], zeros(32));
+    }
+    if MODE == 3 {
+        copy_bulk(buf[0, i], x[i]);
+    }
+    if MODE != 2 {
+        wait_bulk_stores();
+    }
+    if MODE == 3 || MODE == 4 {
+        wait_bulk(buf[0, i]);
+    }
+}
+"""
+
+
+def test_store_bulk_writes_at_once_and_misuse_is_an_error():
+    """A bulk store writes the tensor when it runs; writing its slot before
+    wait_bulk_stores (a store or a copy into it: on the GPU the copy may not
+    have read it yet), storing from a slot a copy_bulk is still filling, and
+    ending the kernel with a store still reading its slot are errors."""
+    k = fnk.compile(BULK_STORE_RULES, name="bulk_store.fnk")
+    x = np.arange(32, dtype=np.float32)
+    y = np.zeros(32, np.float32)
+    k.k(x, y)
+    np.testing.assert_array_equal(y, 2 * x)
+    for mode, message in ((1, "tile.store: writes slot 0 of the shared buffer"),
+                          (2, "the kernel ended with a store_bulk from slot 0"),
+                          (3, "while a store_bulk still reads it; wait_bulk_stores first"),
+                          (4, "while a copy_bulk into it is in flight; wait_bulk on the slot first")):
+        with pytest.raises(fnk.FnkError, match=re.escape(message)):
+            k.k(x, y, MODE=mode)
+
+
 def test_atomic_add_returns_the_old_values():
     k = fnk.compile("""
 kernel k(c: out tensor<i32>[N], old: out tensor<i32>[N, 4]) launch(grid = 1) {

@@ -255,6 +255,11 @@ def lang_cases(rng):
     for m, n, s, shift in ((9, 300, 3, 0), (1, 256, 2, 0), (20, 1000, 4, 4), (5, 257, 2, 0), (6, 700, 3, 3),
                            (7, 1000, 3, 8), (2, 512, 5, 0)):
         yield (f, "lang_bulk", {"x": rng.standard_normal((m, n))}, ["y"], {}, {}, {"S": s, "SHIFT": shift})
+    # store_bulk: aligned rows (bulk), ragged last blocks (a bulk prefix, nothing past N), odd N (element
+    # stores), runs shifted in their slot (SHIFT = 8 aligned for both dtypes, 4 for f32 only), one slot.
+    for m, n, ring, shift in ((9, 300, 2, 0), (3, 256, 1, 0), (20, 1000, 3, 4), (5, 257, 2, 0), (6, 700, 2, 3),
+                              (7, 1000, 2, 8)):
+        yield (f, "lang_bulk_store", {"x": rng.standard_normal((m, n))}, ["y"], {}, {}, {"R": ring, "SHIFT": shift})
     # Contiguous atomic adds (vector red where aligned): N = 250 and 257 ragged and misaligned.
     for n in (250, 257, 256):
         yield (f, "lang_red", {"x": rng.standard_normal((7, n))}, ["acc", "colsum"], {}, {})
