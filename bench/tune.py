@@ -236,6 +236,11 @@ def variant_cases():
         yield ("LayerNorm fwd 32768x8192", f"2round WARPS={wp} CTAS={ctas} S={st} P={ctas * sms}", fwd,
                lambda wp=wp, ctas=ctas, st=st: var.ln_fwd_2round(x, w, b, y, mean, rstd, eps=1e-6, WARPS=wp,
                                                                  CTAS=ctas, S=st, P=ctas * sms))
+    # The stdlib's staged kernel with y out by bulk stores from a ring of two shared rows (store_bulk; backend v10).
+    for wp, ctas, st in ((16, 1, 4), (16, 1, 3), (16, 1, 8), (8, 1, 4), (8, 2, 3)):
+        yield ("LayerNorm fwd 32768x8192", f"bstore WARPS={wp} CTAS={ctas} S={st} P={ctas * sms}", fwd,
+               lambda wp=wp, ctas=ctas, st=st: var.ln_fwd_bstore(x, w, b, y, mean, rstd, eps=1e-6, WARPS=wp,
+                                                                 CTAS=ctas, S=st, P=ctas * sms))
     mean.copy_(torch.randn(M, device=DEV) * 0.1)
     rstd.copy_(torch.rand(M, device=DEV) + 0.5)
     dyl, dxl = torch.randn_like(x), torch.empty_like(x)
@@ -308,6 +313,9 @@ def variant_cases():
                                   (256, 1, 4), (448, 1, 3), (64, 1, 4), (96, 1, 4),
                                   # whole waves of 12 resident CTAs per SM (163 registers): 1, 2, 3, 4 waves
                                   (28, 1, 3), (28, 1, 4), (28, 1, 6), (56, 1, 3), (56, 1, 4), (84, 1, 3), (113, 1, 3))]
+    pf_fwd += [(f"bstore SB={sb} WARPS=1 STAGES={st}",
+                lambda *t, sb=sb, st=st: var.dit_fwd_bstore(*t, eps=1e-6, SB=sb, WARPS=1, STAGES=st))
+               for sb, st in ((256, 3), (256, 4), (128, 3), (113, 3))]
     pf_fwd += [(f"bulk2 SB={sb} WARPS={wp} STAGES={st}",
                 lambda *t, sb=sb, wp=wp, st=st: var.dit_fwd_bulk2(*t, eps=1e-6, SB=sb, WARPS=wp, STAGES=st))
                for sb, wp, st in ((256, 1, 3), (128, 1, 3), (64, 1, 3), (48, 1, 4), (128, 2, 3), (64, 2, 3),

@@ -51,6 +51,10 @@ def rmsnorm_cases(rng, M, N):
                    ["y", "mean", "rstd"], {"eps": 1e-5}, {}, {"BLOCK_N": blk_n, "WARPS": 4, "S": 3, "P": 2})
         yield ("bench/variants.fnk", "ln_fwd_bulk1", {"x": x + 3.0, "w": w, "b": b}, ["y", "mean", "rstd"],
                {"eps": 1e-5}, {}, {"BLOCK_N": blk, "WARPS": 4, "S": 3, "P": 2})
+        # y out by bulk stores (store_bulk), full rows and padded ones (within 227 KiB of shared memory in f32)
+        for blk_n in (blk, 2 * blk) if blk < 8192 else (blk,):
+            yield ("bench/variants.fnk", "ln_fwd_bstore", {"x": x + 3.0, "w": w, "b": b}, ["y", "mean", "rstd"],
+                   {"eps": 1e-5}, {}, {"BLOCK_N": blk_n, "WARPS": 4, "S": 3, "P": 2})
         for blk_n in sorted({blk, 2 * blk}):
             yield ("bench/variants.fnk", "ln_fwd_row2", {"x": x + 3.0, "w": w, "b": b}, ["y", "mean", "rstd"],
                    {"eps": 1e-5}, {}, {"BLOCK_N": blk_n, "WARPS": 4})
@@ -106,7 +110,8 @@ def dit_cases(rng, B, S, H):
     # tightest tile (BLOCK_H the width rounded up to a power of two: full rows take the unmasked branch).
     for file, kernel, stages in (("examples/dit_modulate.fnk", "dit_modulate_fwd", 2),
                                  ("examples/dit_modulate.fnk", "dit_modulate_fwd", 4),
-                                 ("bench/variants.fnk", "dit_fwd_bulk2", 3)):
+                                 ("bench/variants.fnk", "dit_fwd_bulk2", 3),
+                                 ("bench/variants.fnk", "dit_fwd_bstore", 3)):
         yield (file, kernel,
                {"x": x, "w": w, "b": b, "scale": scale, "shift": shift}, ["y", "mean", "rstd"], {"eps": 1e-5}, {},
                {"SB": 3, "STAGES": stages, "BLOCK_H": max(256, 1 << (H - 1).bit_length())})
