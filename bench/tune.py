@@ -330,6 +330,10 @@ def variant_cases():
     pf_bwd += [(f"rows SB={sb} ROWS={r} WARPS={wp}", sb, lambda *t, r=r, wp=wp: var.dit_bwd_rows(*t, ROWS=r, WARPS=wp))
                for sb, r, wp in ((8, 2, 4), (16, 2, 4), (8, 4, 8), (16, 4, 8), (8, 8, 16), (8, 4, 4), (16, 4, 4),
                                  (8, 8, 8), (8, 2, 2), (16, 8, 4))]
+    # x and dy staged by bulk copies STAGES - 1 rows ahead (backend v10): 448-896 CTAs, all resident.
+    pf_bwd += [(f"staged SB={sb} WARPS={wp} STAGES={st}", sb,
+                lambda *t, wp=wp, st=st: var.dit_bwd_staged(*t, WARPS=wp, STAGES=st))
+               for sb, wp, st in ((8, 4, 4), (16, 4, 4), (16, 4, 3), (8, 2, 4), (16, 2, 4), (8, 4, 6))]
     pf_bwd += [(f"wr SB={sb} ROWS={r} WARPS={wp}", sb, lambda *t, r=r, wp=wp: var.dit_bwd_wr(*t, ROWS=r, WARPS=wp))
                for sb, r, wp in ((8, 4, 4), (16, 4, 4), (8, 2, 2), (16, 2, 2), (8, 8, 8))]
     yield from dit_sweep(dit, ((64, 2),), (8, 16, 32), (2, 4, 8), tag="stdlib ", extra_fwd=rows_fwd + tile_fwd + pf_fwd,

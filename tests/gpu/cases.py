@@ -118,6 +118,12 @@ def dit_cases(rng, B, S, H):
     yield ("examples/dit_modulate.fnk", "dit_modulate_bwd",
            {"x": x, "w": w, "scale": scale, "dy": dy, "mean": mu, "rstd": r},
            ["dx", "ps0", "ps1"], {}, {"SB": SB})
+    # The backward with x and dy staged by bulk copies, rings deeper than some CTAs' rows.
+    for stages, warps in ((3, 2), (4, 4)):
+        yield ("bench/variants.fnk", "dit_bwd_staged",
+               {"x": x, "w": w, "b": b, "scale": scale, "dy": dy, "mean": mu, "rstd": r},
+               ["dx", "pscale", "pshift", "pw", "pb"], {}, {"SB": SB},
+               {"STAGES": stages, "WARPS": warps, "BLOCK_H": max(256, 1 << (H - 1).bit_length())})
     p = {k: rng.standard_normal((B, SB, H)) for k in ("ps0", "ps1")}
     # dw, db through atomics and a last-CTA ticket per 32-column block (acc and ticket start and end at 0).
     yield ("examples/dit_modulate.fnk", "dit_modulate_bwd_reduce", {"w": w, "b": b, "scale": scale, **p},
