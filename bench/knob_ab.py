@@ -6,8 +6,9 @@ the best time of each setting per config.
 
     python3 bench/knob_ab.py FNK_FULL_TILES [--rounds 2] [--variants] --only "LayerNorm fwd" ...
 
-Off is the value 0 and on 1; the cache of compiled kernels is keyed on the IR
-knobs (ir::knobKey), so each setting compiles its own kernels."""
+Off is the value 0 and on 1 unless --off and --on say otherwise (FNK_MINCTAS
+--on 16). The cache of compiled kernels is keyed on the knobs (ir::knobKey,
+nvptx::loweringKey), so each setting compiles its own kernels."""
 import argparse
 import csv
 import os
@@ -39,8 +40,8 @@ def compare(runs_off, runs_on):
     return rows
 
 
-def table(knob, rows):
-    lines = [f"{'workload':42s} {'config':44s} {knob + '=0':>10s} {knob + '=1':>10s} {'on/off':>7s} {'spread':>7s}"]
+def table(knob, rows, off="0", on="1"):
+    lines = [f"{'workload':42s} {'config':44s} {knob + '=' + off:>10s} {knob + '=' + on:>10s} {'on/off':>7s} {'spread':>7s}"]
     for w, c, off, on, ratio, spread in rows:
         lines.append(f"{w:42.42s} {c:44.44s} {off:10.1f} {on:10.1f} {ratio:7.3f} {spread * 100:6.1f}%")
     return "\n".join(lines)
@@ -51,14 +52,16 @@ def main():
     ap.add_argument("knob")
     ap.add_argument("--rounds", type=int, default=2, help="runs per setting, alternating")
     ap.add_argument("--variants", action="store_true")
+    ap.add_argument("--off", default="0", help="the knob's value for the first setting (default 0)")
+    ap.add_argument("--on", default="1", help="and for the second (default 1; e.g. FNK_MINCTAS --on 16)")
     ap.add_argument("--only", action="append", default=[])
     ap.add_argument("--out", default=os.environ.get("OUT"), help="where tune.py's runs go (default: a new temporary folder)")
     a = ap.parse_args()
     a.out = a.out or tempfile.mkdtemp(prefix="knob_ab")
-    runs = {"0": [], "1": []}
+    runs = {a.off: [], a.on: []}
     failed = 0
     for i in range(a.rounds):
-        for value in ("0", "1"):
+        for value in (a.off, a.on):
             out = os.path.join(a.out, f"{a.knob}_{value}_{i}")
             cmd = [sys.executable, str(HERE / "tune.py"), "--out", out] + (["--variants"] if a.variants else [])
             for o in a.only:
@@ -68,8 +71,8 @@ def main():
                 print(f"tune.py with {a.knob}={value} (round {i}) exited {rc}", file=sys.stderr)
                 failed += 1
             runs[value].append(read_times(os.path.join(out, "variants.csv" if a.variants else "tune.csv")))
-    rows = compare(runs["0"], runs["1"])
-    print(table(a.knob, rows))
+    rows = compare(runs[a.off], runs[a.on])
+    print(table(a.knob, rows, a.off, a.on))
     if not rows:
         print("no config was timed in every run", file=sys.stderr)
         return 1

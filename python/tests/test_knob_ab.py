@@ -21,3 +21,4 @@ def test_compare_takes_the_best_of_each_setting(tmp_path):
     assert (best_off, best_on) == (100.0, 90.0)
     assert abs(ratio - 0.9) < 1e-12 and abs(spread - 0.02) < 1e-12
     assert "FNK_FULL_TILES=1" in knob_ab.table("FNK_FULL_TILES", rows).splitlines()[0]
+    assert "FNK_MINCTAS=16" in knob_ab.table("FNK_MINCTAS", rows, "0", "16").splitlines()[0]
