@@ -243,15 +243,14 @@ Status Evaluator::execStoreBulk(const ir::Operation& op) {
     return opError(op, "reads slot " + std::to_string(slot) + " of the " + buf->name +
                            " while a copy_bulk into it is in flight; wait_bulk on the slot first");
   StoreRead read{buf, slot, {}};
-  for (const PendingWrite& w : writes) {
+  for (const PendingWrite& w : writes)
     if (w.from >= 0) read.offsets.push_back(w.from);
-    w.mem->data[w.offset] = w.value;
-  }
+  std::sort(read.offsets.begin(), read.offsets.end());
   for (const auto& pending : copies_)
     for (const PendingWrite& w : pending)
-      if (w.mem == buf && std::find(read.offsets.begin(), read.offsets.end(), w.offset) != read.offsets.end())
+      if (w.mem == buf && std::binary_search(read.offsets.begin(), read.offsets.end(), w.offset))
         return opError(op, "reads the " + buf->name + " while a copy_async into it is in flight; wait_async first");
-  std::sort(read.offsets.begin(), read.offsets.end());
+  for (const PendingWrite& w : writes) w.mem->data[w.offset] = w.value;
   storeReads_.push_back(std::move(read));
   return Status::ok();
 }

@@ -398,6 +398,9 @@ kernel k<MODE: int = 0>(x: tensor<f32>[N], y: out tensor<f32>[N]) launch(grid = 
     if MODE == 4 {
         copy_bulk(buf[0, i], x[i]);
     }
+    if MODE == 5 {
+        copy_async(buf[0, i], x[i]);
+    }
     store_bulk(y[i], buf[0, i]);
     if MODE == 1 {
         store(buf[0, i], zeros(32));
@@ -410,6 +413,9 @@ kernel k<MODE: int = 0>(x: tensor<f32>[N], y: out tensor<f32>[N]) launch(grid = 
     }
     if MODE == 3 || MODE == 4 {
         wait_bulk(buf[0, i]);
+    }
+    if MODE == 5 {
+        wait_async();
     }
 }
 """
@@ -428,7 +434,8 @@ def test_store_bulk_writes_at_once_and_misuse_is_an_error():
     for mode, message in ((1, "tile.store: writes slot 0 of the shared buffer"),
                           (2, "the kernel ended with a store_bulk from slot 0"),
                           (3, "while a store_bulk still reads it; wait_bulk_stores first"),
-                          (4, "while a copy_bulk into it is in flight; wait_bulk on the slot first")):
+                          (4, "while a copy_bulk into it is in flight; wait_bulk on the slot first"),
+                          (5, "while a copy_async into it is in flight; wait_async first")):
         with pytest.raises(fnk.FnkError, match=re.escape(message)):
             k.k(x, y, MODE=mode)
 
