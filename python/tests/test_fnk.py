@@ -424,8 +424,9 @@ kernel k<MODE: int = 0>(x: tensor<f32>[N], y: out tensor<f32>[N]) launch(grid = 
 def test_store_bulk_writes_at_once_and_misuse_is_an_error():
     """A bulk store writes the tensor when it runs; writing its slot before
     wait_bulk_stores (a store or a copy into it: on the GPU the copy may not
-    have read it yet), storing from a slot a copy_bulk is still filling, and
-    ending the kernel with a store still reading its slot are errors."""
+    have read it yet), storing from a slot a copy_bulk or copy_async is
+    still filling, and ending the kernel with a store still reading its slot
+    are errors."""
     k = fnk.compile(BULK_STORE_RULES, name="bulk_store.fnk")
     x = np.arange(32, dtype=np.float32)
     y = np.zeros(32, np.float32)
