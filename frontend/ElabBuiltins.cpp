@@ -90,7 +90,8 @@ bool Elaborator::copyOperands(const std::string& fname, const CallArgs& args, So
   const DType dt = dst.value->type().dtype;
   if (src.value->type().dtype != dt) {
     diags_.error(r, fname + "() copies " + std::string(ir::dtypeName(src.value->type().dtype)) + " into a " +
-                     std::string(ir::dtypeName(dt)) + (toShared ? " buffer" : " tensor") + "; the dtypes must match (it copies bytes)");
+                     std::string(ir::dtypeName(dt)) + (toShared ? " buffer" : " tensor") +
+                     "; the dtypes must match (it copies bytes)");
     return false;
   }
   return true;
@@ -467,8 +468,13 @@ EVal Elaborator::builtin(const std::string& fname, CallArgs& args, SourceRange r
   // in flight until wait_bulk(buf[s..., i]) on the same slot. On the GPU one
   // thread moves the run with one bulk copy whose completion an mbarrier of
   // the slot counts, so every index but the last is a scalar on both sides.
-  if (fname == "copy_bulk") {
-    if (!expect(2, 2, {}) || !copyOperands(fname, args, r)) return EVal::error();
+  // store_bulk(y[j..., k], buf[s..., i]): the other way, one run out of a slot
+  // into a tensor row, by one bulk copy after a CTA barrier (every thread's
+  // writes to the slot are done); the slot must not be written again until
+  // wait_bulk_stores says the copy has read it.
+  if (fname == "copy_bulk" || fname == "store_bulk") {
+    const bool toShared = fname == "copy_bulk";
+    if (!expect(2, 2, {}) || !copyOperands(fname, args, r, toShared)) return EVal::error();
     const EVal& dst = args.pos[0];
     const EVal& src = args.pos[1];
     std::vector<int64_t> shape;
@@ -478,7 +484,7 @@ EVal Elaborator::builtin(const std::string& fname, CallArgs& args, SourceRange r
     // One mbarrier per slot, and each thread's phase bits in one 64-bit word.
     int64_t slots = 1;
     const std::vector<int64_t>& bufShape = dst.value->type().shape;
-    for (size_t d = 0; d + 1 < bufShape.size(); ++d) slots *= bufShape[d];
+    for (size_t d = 0; toShared && d + 1 < bufShape.size(); ++d) slots *= bufShape[d];
     if (slots > 64) {
       diags_.error(dst.range, "copy_bulk() keeps one mbarrier per slot of its buffer, at most 64; " +
                                   dst.value->type().str() + " has " + std::to_string(slots) + " slots");
@@ -487,26 +493,7 @@ EVal Elaborator::builtin(const std::string& fname, CallArgs& args, SourceRange r
     std::vector<ir::Value*> ops{dst.value, src.value};
     for (const EVal* side : {&dst, &src})
       for (ir::Value* i : side->indices) ops.push_back(i->type().shape == shape ? i : broadcastTo(i, shape, r));
-    builder_.create(OpKind::CopyBulk, r, ops, {});
-    return EVal::none(r);
-  }
-  // store_bulk(y[j..., k], buf[s..., i]): one 1-D run out of a slot of a shared
-  // buffer into a tensor row, the other way from copy_bulk. On the GPU one
-  // thread moves it with one bulk copy after a CTA barrier (every thread's
-  // writes to the slot are done); the slot must not be written again until
-  // wait_bulk_stores says the copy has read it.
-  if (fname == "store_bulk") {
-    if (!expect(2, 2, {}) || !copyOperands(fname, args, r, /*toShared=*/false)) return EVal::error();
-    const EVal& dst = args.pos[0];
-    const EVal& src = args.pos[1];
-    std::vector<int64_t> shape;
-    if (!runIndices(fname, dst) || !runIndices(fname, src) || !indexShape(dst, shape) || !indexShape(src, shape) ||
-        !checkTile(dst.value->type().dtype, shape, r))
-      return EVal::error();
-    std::vector<ir::Value*> ops{dst.value, src.value};
-    for (const EVal* side : {&dst, &src})
-      for (ir::Value* i : side->indices) ops.push_back(i->type().shape == shape ? i : broadcastTo(i, shape, r));
-    builder_.create(OpKind::StoreBulk, r, ops, {});
+    builder_.create(toShared ? OpKind::CopyBulk : OpKind::StoreBulk, r, ops, {});
     return EVal::none(r);
   }
   // wait_bulk(buf[s..., i]): until the copy_bulk into slot s... has landed;
