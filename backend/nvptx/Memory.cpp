@@ -412,9 +412,10 @@ Status Lowerer::lowerStore(const ir::Operation& op) {
   return Status::ok();
 }
 
-// Element r of a copy from global to shared through registers: a source
-// element out of bounds or masked off writes 0, a destination out of bounds
-// nothing (k, dBase, sBase: as elementAt's).
+// Element r of a copy through registers (global to shared, or shared to
+// global for store_bulk): a source element out of bounds or masked off
+// writes 0, a destination out of bounds nothing (k, dBase, sBase: as
+// elementAt's).
 static void copyElement(Lowerer& L, const Access& ad, const Access& as, const ir::TileLayout& lay, size_t r,
                         int64_t k = 0, llvm::Value* dBase = nullptr, llvm::Value* sBase = nullptr) {
   auto& b = L.b;
@@ -427,9 +428,10 @@ static void copyElement(Lowerer& L, const Access& ad, const Access& as, const ir
   L.emitIf(dValid, [&] { b.CreateAlignedStore(v, b.CreateGEP(ty, ad.mem->base, dOff), align); });
 }
 
-// The two sides of a copy (tile.copy_async, tile.copy_bulk): the shared
-// destination's access and the source tensor's, their index operands and
-// those broadcast to the copy's shape; false when a memory is not lowered.
+// The two sides of a copy (tile.copy_async, tile.copy_bulk: a shared
+// destination and a tensor source; tile.store_bulk: the other way): the
+// destination's access and the source's, their index operands and those
+// broadcast to the copy's shape; false when a memory is not lowered.
 static bool copySides(Lowerer& L, const ir::Operation& op, Access& ad, Access& as, std::vector<const ir::Value*>& dIdx,
                       std::vector<const ir::Value*>& sIdx) {
   auto dit = L.mems.find(op.operand(0)), sit = L.mems.find(op.operand(1));
