@@ -38,6 +38,14 @@ REPO = Path(__file__).resolve().parents[1]
 # up after 8 shapes and silently runs eager.
 torch._dynamo.config.cache_size_limit = 256  # (recompile_limit in newer torch is the same setting)
 DEV = "cuda"
+
+
+def device_id():
+    """The card's name and UUID, printed with every table: device calls land
+    on different H200s, which differ by a few percent on one kernel
+    (docs/perf-notes.md, GPU backend v10), so numbers compare within a card."""
+    p = torch.cuda.get_device_properties(0)
+    return f"{p.name} {getattr(p, 'uuid', '?')}"
 _flush = None
 
 
@@ -280,7 +288,7 @@ def main():
         warm.mul_(1.0)
     torch.cuda.synchronize()
     roof = copy_bandwidth()
-    print(f"{torch.cuda.get_device_name()}  torch {torch.__version__}  copy roofline {roof:.0f} GB/s", flush=True)
+    print(f"{device_id()}  torch {torch.__version__}  copy roofline {roof:.0f} GB/s", flush=True)
     rows, mismatches = [], []
     for label, kind, shape, dtype, bwd in MAIN:
         res, errs = run_one(kind, shape, dtype, bwd, reps)

@@ -663,6 +663,7 @@ def main():
     ap.add_argument("--reps", type=int, default=20)
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
+    print(bench.device_id(), flush=True)
     rows, bad = [], 0
     for workload, config, nbytes, fn in (variant_cases() if a.variants else cases()):
         if a.only and not any(o in f"{workload} {config}" for o in a.only):

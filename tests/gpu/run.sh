@@ -26,7 +26,7 @@ quick=""; bench=1; checks=1
 for a in "$@"; do
   case "$a" in --quick) quick=--quick;; --no-bench) bench=0;; --no-checks) checks=0;; esac
 done
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv,noheader | tee "$OUT/gpu.txt"
+nvidia-smi --query-gpu=name,uuid,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv,noheader | tee "$OUT/gpu.txt"
 rc=0
 if [ $checks = 1 ]; then
   python3 tests/gpu/run_checks.py "$FNK" "$OUT" $quick || rc=1
