@@ -193,16 +193,35 @@ std::pair<llvm::Value*, llvm::Value*> Lowerer::asyncPush(llvm::GlobalVariable* b
   return {mbar, phase};
 }
 
-// Every thread waits for the phase `phase` of the mbarrier at `mbar`.
-void Lowerer::mbarWait(llvm::Value* mbar, llvm::Value* phase) {
-  llvm::BasicBlock* wait = llvm::BasicBlock::Create(ctx, "cluster.wait", kernel);
-  llvm::BasicBlock* done = llvm::BasicBlock::Create(ctx, "cluster.done", kernel);
+// Every thread waits for the phase `phase` of the mbarrier at `mbar`,
+// spinning on try_wait.parity; with `trapAfter`, it traps after that many
+// tries instead of hanging the GPU on a phase that never completes.
+void Lowerer::mbarWait(llvm::Value* mbar, llvm::Value* phase, int64_t trapAfter) {
+  llvm::BasicBlock* pre = b.GetInsertBlock();
+  llvm::BasicBlock* wait = llvm::BasicBlock::Create(ctx, "mbar.wait", kernel);
+  llvm::BasicBlock* done = llvm::BasicBlock::Create(ctx, "mbar.done", kernel);
   b.CreateBr(wait);
   b.SetInsertPoint(wait);
+  llvm::PHINode* tries = trapAfter ? b.CreatePHI(b.getInt32Ty(), 2) : nullptr;
+  if (tries) tries->addIncoming(i32(0), pre);
   llvm::Value* ok = ptx("{ .reg .pred fnk_done; mbarrier.try_wait.parity.shared::cta.b64 fnk_done, [$1], $2; "
                         "selp.u32 $0, 1, 0, fnk_done; }",
-                        "=r,r,r", b.getInt32Ty(), {mbar, phase});
-  b.CreateCondBr(b.CreateICmpNE(ok, i32(0)), done, wait);
+                        "=r,r,r,~{memory}", b.getInt32Ty(), {mbar, phase});
+  if (!tries) {
+    b.CreateCondBr(b.CreateICmpNE(ok, i32(0)), done, wait);
+    b.SetInsertPoint(done);
+    return;
+  }
+  llvm::Value* next = b.CreateAdd(tries, i32(1));
+  llvm::BasicBlock* stuck = llvm::BasicBlock::Create(ctx, "mbar.stuck", kernel);
+  llvm::BasicBlock* retry = llvm::BasicBlock::Create(ctx, "mbar.retry", kernel);
+  b.CreateCondBr(b.CreateICmpNE(ok, i32(0)), done, retry);
+  b.SetInsertPoint(retry);
+  tries->addIncoming(next, retry);
+  b.CreateCondBr(b.CreateICmpULT(next, i32(static_cast<int32_t>(trapAfter))), wait, stuck);
+  b.SetInsertPoint(stuck);
+  intrinsic(llvm::Intrinsic::trap, {}, {});
+  b.CreateUnreachable();
   b.SetInsertPoint(done);
 }
 

@@ -323,7 +323,9 @@ public:
   std::pair<llvm::Value*, llvm::Value*> asyncPush(llvm::GlobalVariable* buf, llvm::Type* accTy, int64_t bytes,
                                                   llvm::Value* execs, llvm::Value* base, llvm::Value* rank,
                                                   llvm::Value* v, int64_t n);
-  void mbarWait(llvm::Value* mbar, llvm::Value* phase);
+  /// Every thread waits for phase `phase` of the mbarrier at `mbar` (trapping
+  /// after `trapAfter` tries when that is not 0).
+  void mbarWait(llvm::Value* mbar, llvm::Value* phase, int64_t trapAfter = 0);
   /// A scalar cluster.reduce whose wait and fold are deferred
   /// (FNK_CLUSTER_DEFER=1) to the first op of its block that uses the result,
   /// or to the block's end; `finish` emits them and binds the result.

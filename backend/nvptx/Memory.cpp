@@ -784,28 +784,7 @@ Status Lowerer::lowerBulkWait(const ir::Operation& op) {
   llvm::Value* bit = b.CreateShl(b.getInt64(1), slot);
   llvm::Value* parity = b.CreateTrunc(b.CreateLShr(bits, slot), b.getInt32Ty());
   parity = b.CreateAnd(parity, i32(1));
-  llvm::Value* bar = barAddr(*this, st, slot);
-  llvm::BasicBlock* pre = b.GetInsertBlock();
-  llvm::BasicBlock* wait = llvm::BasicBlock::Create(ctx, "bulk.wait", kernel);
-  llvm::BasicBlock* stuck = llvm::BasicBlock::Create(ctx, "bulk.stuck", kernel);
-  llvm::BasicBlock* done = llvm::BasicBlock::Create(ctx, "bulk.done", kernel);
-  b.CreateBr(wait);
-  b.SetInsertPoint(wait);
-  llvm::PHINode* tries = b.CreatePHI(b.getInt32Ty(), 2);
-  tries->addIncoming(i32(0), pre);
-  llvm::Value* ok = ptx("{ .reg .pred fnk_done; mbarrier.try_wait.parity.shared::cta.b64 fnk_done, [$1], $2; "
-                        "selp.u32 $0, 1, 0, fnk_done; }",
-                        "=r,r,r,~{memory}", b.getInt32Ty(), {bar, parity});
-  llvm::Value* next = b.CreateAdd(tries, i32(1));
-  llvm::BasicBlock* retry = llvm::BasicBlock::Create(ctx, "bulk.retry", kernel);
-  b.CreateCondBr(b.CreateICmpNE(ok, i32(0)), done, retry);
-  b.SetInsertPoint(retry);
-  tries->addIncoming(next, retry);
-  b.CreateCondBr(b.CreateICmpULT(next, i32(1 << 24)), wait, stuck);
-  b.SetInsertPoint(stuck);
-  intrinsic(llvm::Intrinsic::trap, {}, {});
-  b.CreateUnreachable();
-  b.SetInsertPoint(done);
+  mbarWait(barAddr(*this, st, slot), parity, /*trapAfter=*/int64_t{1} << 24);
   b.CreateStore(b.CreateXor(bits, bit), st.phase);
   return Status::ok();
 }
