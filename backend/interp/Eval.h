@@ -133,6 +133,9 @@ private:
     std::vector<int64_t> offsets;
   };
   std::deque<StoreRead> storeReads_;
+  /// Whether a store_bulk still reads part of `mem` (checked once per op, so
+  /// that the per-element check below runs only then).
+  bool lockedByStores(const Memory* mem) const;
   /// An error when `op` writes element `offset` of `mem` while a store_bulk reads it.
   Status checkStoreReads(const ir::Operation& op, const Memory* mem, int64_t offset) const;
   Status readCopy(const ir::Operation& op, std::vector<PendingWrite>& writes);

@@ -102,11 +102,13 @@ Status Evaluator::execStore(const ir::Operation& op) {
   const double* mask = hasMask ? p[2 + r] : nullptr;
   const ir::DType dt = m->dtype;
   if (op.kind() == ir::OpKind::Store) {
+    const bool locked = lockedByStores(m);
     for (int64_t e = 0; e < n; ++e) {
       int64_t off = 0;
       bool valid = (!mask || mask[e] != 0) && elementOffset(*m, &p[1], e, off);
       if (!valid) continue;
-      if (Status s = checkStoreReads(op, m, off); !s) return s;
+      if (locked)
+        if (Status s = checkStoreReads(op, m, off); !s) return s;
       m->data[off] = roundToDType(value[e], dt);
     }
     return Status::ok();
@@ -151,11 +153,13 @@ Status Evaluator::readCopy(const ir::Operation& op, std::vector<PendingWrite>& w
   }
   const int64_t n = numElements(shape);
   const double* mask = hasMask ? p[2 + rd + rs] : nullptr;
+  const bool locked = lockedByStores(dst);
   for (int64_t e = 0; e < n; ++e) {
     int64_t to = 0, from = 0;
     if (!elementOffset(*dst, &p[2], e, to)) continue;
     const bool valid = (!mask || mask[e] != 0) && elementOffset(*src, &p[2 + rd], e, from);
-    if (Status s = checkStoreReads(op, dst, to); !s) return s;  // a copy may land as soon as it is issued
+    if (locked)  // a copy may land as soon as it is issued
+      if (Status s = checkStoreReads(op, dst, to); !s) return s;
     writes.push_back({dst, to, valid ? src->data[from] : 0.0, valid ? from : -1});
   }
   return Status::ok();
@@ -260,6 +264,10 @@ Status Evaluator::execBulkStoreWait(const ir::Operation& op) {
   const auto pending = static_cast<size_t>(std::max<int64_t>(0, op.attrs().getInt("pending", 0)));
   while (storeReads_.size() > pending) storeReads_.pop_front();
   return Status::ok();
+}
+
+bool Evaluator::lockedByStores(const Memory* mem) const {
+  return std::any_of(storeReads_.begin(), storeReads_.end(), [&](const StoreRead& r) { return r.buf == mem; });
 }
 
 Status Evaluator::checkStoreReads(const ir::Operation& op, const Memory* mem, int64_t offset) const {
