@@ -284,6 +284,38 @@ TEST(IRVerifier, CopyBulkMovesOneRunIntoASlot) {
   }
 }
 
+TEST(IRVerifier, StoreBulkMovesOneRunOutOfASlot) {
+  const std::string head =
+      "module @m\n\nkernel @k(%x: tensor<f32>[M, N], %y: out tensor<f32>[M, N], %h: out tensor<bf16>[M, N], %n: i32)\n"
+      "launch {\n  %0 = tile.constant {value = 1} : i32\n  func.launch_grid %n, %0, %0\n}\nbody {\n"
+      "  %1 = gpu.shared_alloc : shared<f32>[2, 64]\n  %2 = tile.arange {start = 0, end = 64} : tile<i32>[64]\n"
+      "  %3 = tile.broadcast %n : tile<i32>[64]\n";
+  auto ok = check(head + "  tile.store_bulk %y, %1, %3, %2, %3, %2\n  gpu.bulk_store_wait {pending = 0}\n"
+                         "  func.return\n}\n");
+  EXPECT_TRUE(ok->ok) << ok->errors();
+  const struct {
+    const char* ops;
+    const char* error;
+  } cases[] = {
+      {"  tile.store_bulk %1, %y, %3, %2, %3, %2\n",
+       "12:3: tile.store_bulk destination must be a tensor, got shared<f32>[2, 64]"},
+      {"  tile.store_bulk %y, %x, %3, %2, %3, %2\n",
+       "12:3: tile.store_bulk source must be a shared buffer, got tensor<f32>[M, N]"},
+      {"  tile.store_bulk %x, %1, %3, %2, %3, %2\n", "12:3: store to input tensor '%x'"},
+      {"  tile.store_bulk %h, %1, %3, %2, %3, %2\n",
+       "12:3: tile.store_bulk copies shared<f32>[2, 64] into out tensor<bf16>[M, N]: dtypes differ"},
+      {"  %4 = tile.broadcast %3 : tile<i32>[2, 64]\n  tile.store_bulk %y, %1, %4, %4, %4, %4\n",
+       "13:3: tile.store_bulk copies one 1-D run, not a tile of shape 2x64"},
+      {"  gpu.bulk_store_wait {pending = 64}\n", "12:3: gpu.bulk_store_wait pending must be 0 to 63, got 64"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.ops);
+    auto r = check(head + c.ops + "  func.return\n}\n");
+    EXPECT_FALSE(r->ok);
+    EXPECT_NE(r->errors().find(std::string(c.error) + "\n"), std::string::npos) << r->errors();
+  }
+}
+
 TEST(IRVerifier, ChecksKernelStructure) {
   // launch region without its terminator
   auto a = check("module @m\n\nkernel @k(%n: i32)\nlaunch {\n  %0 = tile.neg %n : i32\n}\nbody {\n  func.return\n}\n");
