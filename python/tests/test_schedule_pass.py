@@ -1,9 +1,10 @@
-"""The schedule pass (FNK_SCHEDULE=1, ir/passes/Schedule.cpp) reorders pure
-ops around reductions; it must change no result. Kernels written in the
-textbook order (bench/variants.fnk: dw's and db's updates after the row sums)
-run in the interpreter once without the pass and once with it, each in its
-own process (the knob is read once): outputs bitwise equal, and dx equal to a
-float64 NumPy reference, on ragged rows."""
+"""The schedule pass (on by default; FNK_SCHEDULE=0 leaves it out;
+ir/passes/Schedule.cpp) reorders pure ops around reductions; it must change
+no result. Kernels written in the textbook order (bench/variants.fnk: dw's
+and db's updates after the row sums) run in the interpreter once without the
+pass and once with it, each in its own process (the knob is read once):
+outputs bitwise equal, and dx equal to a float64 NumPy reference, on ragged
+rows."""
 import numpy as np
 import pytest
 from knob_runs import REPO, kernel_ir, run_code

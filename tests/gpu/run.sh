@@ -1,8 +1,9 @@
 #!/bin/bash
 # GPU tests: every stdlib kernel and example, and the language conformance
 # kernels of tests/gpu/lang.fnk, with `fnk run --device gpu --check`
-# over ragged shapes (bf16 and f32), again with each opt-in compiler knob on
-# the kernels it changes, fnk.torch against torch on CUDA tensors,
+# over ragged shapes (bf16 and f32), again with each compiler A/B knob set
+# the other way on the kernels it changes, fnk.torch against torch on CUDA
+# tensors,
 # then bench/bench.py: every norm workload of PERFORMANCE.md against torch eager
 # and torch.compile in one process. Prints PASS/FAIL/
 # SKIP lines and tables; logs go under $OUT (or /tmp/fnk-gpu-out).
