@@ -589,6 +589,11 @@ struct RunSide {
   llvm::Value* run = nullptr;
 };
 struct BulkRun {
+  bool toShared = true;  // copy_bulk; false for store_bulk
+  Access dst, src;  // copySides'
+  int64_t len = 0;  // elements
+  llvm::Type* ty = nullptr;
+  int64_t esz = 0;  // bytes per element
   bool runs = false;
   RunSide tensor, shared;
   llvm::Value* slot = nullptr;  // the shared side's slot (row-major over its leading indices)
@@ -600,11 +605,22 @@ struct BulkRun {
   llvm::Value* bytes = nullptr;  // the bulk part: 0 unless one aligned contiguous range in bounds on both sides
 };
 
-BulkRun bulkRun(Lowerer& L, const Access& tensor, const std::vector<const ir::Value*>& tIdx, const Access& shared,
-                const std::vector<const ir::Value*>& sIdx, int64_t len, llvm::Type* ty, int64_t esz) {
+// The run of tile.copy_bulk or tile.store_bulk `op`; nullopt when a memory
+// operand is not lowered.
+std::optional<BulkRun> bulkRun(Lowerer& L, const ir::Operation& op) {
   auto& b = L.b;
-  const ir::TileLayout lay = shared.idx.back().layout;
   BulkRun r;
+  r.toShared = op.kind() == ir::OpKind::CopyBulk;
+  std::vector<const ir::Value*> dIdx, sIdx;
+  if (!copySides(L, op, r.dst, r.src, dIdx, sIdx)) return std::nullopt;
+  const Access& tensor = r.toShared ? r.src : r.dst;
+  const Access& shared = r.toShared ? r.dst : r.src;
+  const std::vector<const ir::Value*>& tIdx = r.toShared ? sIdx : dIdx;
+  const std::vector<const ir::Value*>& shIdx = r.toShared ? dIdx : sIdx;
+  const int64_t len = r.len = op.operand(2)->type().shape.at(0);
+  llvm::Type* ty = r.ty = L.memType(tensor.mem->dtype);
+  const int64_t esz = r.esz = static_cast<int64_t>(L.mod.getDataLayout().getTypeAllocSize(ty));
+  const ir::TileLayout lay = shared.idx.back().layout;
   r.runs = !lay.uniform;
   auto side = [&](const Access& a, const std::vector<const ir::Value*>& idx, RunSide& out) {
     for (size_t d = 0; d + 1 < idx.size(); ++d) {
@@ -616,7 +632,7 @@ BulkRun bulkRun(Lowerer& L, const Access& tensor, const std::vector<const ir::Va
                           b.CreateZExt(L.elemIndex(lay, 0), b.getInt64Ty()));
   };
   side(tensor, tIdx, r.tensor);
-  side(shared, sIdx, r.shared);
+  side(shared, shIdx, r.shared);
   const Mem& tm = *tensor.mem;
   const Mem& sm = *shared.mem;
   llvm::Value* slotOk;
@@ -648,9 +664,13 @@ BulkRun bulkRun(Lowerer& L, const Access& tensor, const std::vector<const ir::Va
 // registers, as this path is cold); from the tensor into the slot
 // (toShared: zero past the tensor's bounds) or back (nothing stored past
 // them). Without a run, each thread its own elements.
-void copyRunTail(Lowerer& L, const BulkRun& r, Access& dst, Access& src, bool toShared, int64_t len, llvm::Type* ty,
-                 int64_t esz, llvm::Value* nBulk) {
+void copyRunTail(Lowerer& L, const BulkRun& r, llvm::Value* nBulk) {
   auto& b = L.b;
+  const bool toShared = r.toShared;
+  const Access& dst = r.dst;
+  const Access& src = r.src;
+  const int64_t len = r.len, esz = r.esz;
+  llvm::Type* ty = r.ty;
   const ir::TileLayout lay = (toShared ? dst : src).idx.back().layout;
   if (!r.runs) {
     for (size_t k = 0; k < static_cast<size_t>(lay.perThread()); ++k)
@@ -686,14 +706,10 @@ void copyRunTail(Lowerer& L, const BulkRun& r, Access& dst, Access& src, bool to
 }  // namespace
 
 Status Lowerer::lowerCopyBulk(const ir::Operation& op) {
-  Access ad, as;
-  std::vector<const ir::Value*> dIdx, sIdx;
-  if (!copySides(*this, op, ad, as, dIdx, sIdx)) return fail(op, "memory operand is not lowered");
-  const int64_t L = op.operand(2)->type().shape.at(0);
-  llvm::Type* ty = memType(as.mem->dtype);
-  const int64_t esz = static_cast<int64_t>(mod.getDataLayout().getTypeAllocSize(ty));
+  const std::optional<BulkRun> run = bulkRun(*this, op);
+  if (!run) return fail(op, "memory operand is not lowered");
+  const BulkRun& r = *run;
   BulkState& st = bulkState(op.operand(0));
-  const BulkRun r = bulkRun(*this, as, sIdx, ad, dIdx, L, ty, esz);
   barrier();
   if (r.runs)
     emitIf(b.CreateICmpNE(r.bytes, i32(0)), [&] {
@@ -709,9 +725,9 @@ Status Lowerer::lowerCopyBulk(const ir::Operation& op) {
   // passes before its wait: the threads' writes are then ordered before the
   // reads, and with no bulk part thread 0 arrives itself (the slot's one
   // arrival per phase).
-  llvm::Value* nBulk = b.CreateUDiv(r.bytes, i32(esz));
-  emitIf(b.CreateICmpULT(nBulk, i32(L)), [&] {
-    copyRunTail(*this, r, ad, as, /*toShared=*/true, L, ty, esz, nBulk);
+  llvm::Value* nBulk = b.CreateUDiv(r.bytes, i32(r.esz));
+  emitIf(b.CreateICmpULT(nBulk, i32(r.len)), [&] {
+    copyRunTail(*this, r, nBulk);
     barrier();
     emitIf(b.CreateAnd(b.CreateICmpEQ(tid, i32(0)), b.CreateICmpEQ(r.bytes, i32(0))), [&] {
       ptx("{ .reg .b64 fnk_state; mbarrier.arrive.shared::cta.b64 fnk_state, [$0]; }", "r,~{memory}",
@@ -735,13 +751,9 @@ Status Lowerer::lowerCopyBulk(const ir::Operation& op) {
 // still read shared memory, then a CTA barrier (the element stores' reads are
 // done by then too).
 Status Lowerer::lowerStoreBulk(const ir::Operation& op) {
-  Access ad, as;
-  std::vector<const ir::Value*> dIdx, sIdx;
-  if (!copySides(*this, op, ad, as, dIdx, sIdx)) return fail(op, "memory operand is not lowered");
-  const int64_t L = op.operand(2)->type().shape.at(0);
-  llvm::Type* ty = memType(ad.mem->dtype);
-  const int64_t esz = static_cast<int64_t>(mod.getDataLayout().getTypeAllocSize(ty));
-  const BulkRun r = bulkRun(*this, ad, dIdx, as, sIdx, L, ty, esz);
+  const std::optional<BulkRun> run = bulkRun(*this, op);
+  if (!run) return fail(op, "memory operand is not lowered");
+  const BulkRun& r = *run;
   ptx("fence.proxy.async.shared::cta;", "~{memory}", b.getVoidTy(), {});
   barrier();
   emitIf(b.CreateICmpEQ(tid, i32(0)), [&] {
@@ -752,8 +764,8 @@ Status Lowerer::lowerStoreBulk(const ir::Operation& op) {
       });
     ptx("cp.async.bulk.commit_group;", "~{memory}", b.getVoidTy(), {});
   });
-  llvm::Value* nBulk = b.CreateUDiv(r.bytes, i32(esz));
-  emitIf(b.CreateICmpULT(nBulk, i32(L)), [&] { copyRunTail(*this, r, ad, as, /*toShared=*/false, L, ty, esz, nBulk); });
+  llvm::Value* nBulk = b.CreateUDiv(r.bytes, i32(r.esz));
+  emitIf(b.CreateICmpULT(nBulk, i32(r.len)), [&] { copyRunTail(*this, r, nBulk); });
   return Status::ok();
 }
 
