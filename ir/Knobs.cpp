@@ -7,7 +7,7 @@ namespace fnk::ir {
 
 namespace {
 constexpr std::array<const char*, 3> kNames = {"FNK_NO_WARP_ROWS", "FNK_SCHEDULE", "FNK_FULL_TILES"};  // in Knob's order
-static_assert(kNames.size() == static_cast<size_t>(Knob::Version) + 1, "one name per Knob");
+static_assert(kNames.size() == static_cast<size_t>(Knob::FullTiles) + 1, "one name per Knob");
 
 const std::array<std::string, kNames.size()>& texts() {
   static const std::array<std::string, kNames.size()> t = [] {

@@ -10,7 +10,7 @@ namespace fnk::ir {
 enum class Knob {
   NoWarpRows,  // FNK_NO_WARP_ROWS: the blocked layout for every tile (passes/Layout.cpp)
   Schedule,    // FNK_SCHEDULE: the schedule pass in the default pipeline (Pass.cpp); on unless "0"
-  Version,     // FNK_FULL_TILES: the version pass (full tiles) in the default pipeline (Pass.cpp); on unless "0"
+  FullTiles,   // FNK_FULL_TILES: the version pass (full tiles) in the default pipeline (Pass.cpp); on unless "0"
 };
 
 /// Whether the knob is on: its variable set to something other than "0";

@@ -128,7 +128,7 @@ bool runPipeline(Module& m, DiagEngine& diags, const PipelineOptions& opts) {
   // kernels 3-16% faster with full rows (the LayerNorm forward's masked form
   // 307 -> 286 us, the DiT forward 66.6 -> 64.5), the others within noise;
   // FNK_FULL_TILES=0 leaves it out.
-  if (knob(Knob::Version, true)) p.run("version");
+  if (knob(Knob::FullTiles, true)) p.run("version");
   // Canonical forms first (ARCHITECTURE.md, decision 4): once x*1 is x and
   // constant arithmetic is folded, CSE can see that two computations agree.
   p.run("canonicalize");
