@@ -46,6 +46,21 @@ std::unique_ptr<Checked> checkBody(const std::string& ops, const std::string& ta
   return check(kHead + ops + tail);
 }
 
+// A rule's cases: body ops spliced after `head`, each rejected with its
+// located message.
+struct Rejected {
+  const char* ops;
+  const char* error;
+};
+void expectRejected(const std::string& head, std::initializer_list<Rejected> cases) {
+  for (const Rejected& c : cases) {
+    SCOPED_TRACE(c.ops);
+    auto r = check(head + c.ops + "  func.return\n}\n");
+    EXPECT_FALSE(r->ok);
+    EXPECT_NE(r->errors().find(std::string(c.error) + "\n"), std::string::npos) << r->errors();
+  }
+}
+
 TEST(IRVerifier, AcceptsAWellFormedKernel) {
   auto c = checkBody(
       "  %1 = tile.program_id {axis = 0} : i32\n"
@@ -234,10 +249,7 @@ TEST(IRVerifier, CopyAsyncFromATensorIntoSharedMemory) {
       "  %1 = gpu.shared_alloc : shared<f32>[64]\n  %2 = tile.arange {start = 0, end = 64} : tile<i32>[64]\n";
   auto ok = check(head + "  tile.copy_async %1, %x, %2, %2 {mask = false}\n  gpu.async_wait {pending = 0}\n  func.return\n}\n");
   EXPECT_TRUE(ok->ok) << ok->errors();
-  const struct {
-    const char* ops;
-    const char* error;
-  } cases[] = {
+  expectRejected(head, {
       {"  tile.copy_async %1, %h, %2, %2 {mask = false}\n",
        "11:3: tile.copy_async copies tensor<bf16>[N] into shared<f32>[64]: dtypes differ"},
       {"  tile.copy_async %x, %x, %2, %2 {mask = false}\n",
@@ -245,13 +257,7 @@ TEST(IRVerifier, CopyAsyncFromATensorIntoSharedMemory) {
       {"  tile.copy_async %1, %x, %2 {mask = false}\n",
        "11:3: tile.copy_async takes 4 operands (destination, source, 1 + 1 indices), got 3"},
       {"  gpu.async_wait {pending = 99}\n", "11:3: gpu.async_wait pending must be 0 to 63, got 99"},
-  };
-  for (const auto& c : cases) {
-    SCOPED_TRACE(c.ops);
-    auto r = check(head + c.ops + "  func.return\n}\n");
-    EXPECT_FALSE(r->ok);
-    EXPECT_NE(r->errors().find(std::string(c.error) + "\n"), std::string::npos) << r->errors();
-  }
+  });
 }
 
 TEST(IRVerifier, CopyBulkMovesOneRunIntoASlot) {
@@ -262,10 +268,7 @@ TEST(IRVerifier, CopyBulkMovesOneRunIntoASlot) {
       "  %3 = tile.broadcast %n : tile<i32>[64]\n";
   auto ok = check(head + "  tile.copy_bulk %1, %x, %3, %2, %3, %2\n  gpu.bulk_wait %1, %n\n  func.return\n}\n");
   EXPECT_TRUE(ok->ok) << ok->errors();
-  const struct {
-    const char* ops;
-    const char* error;
-  } cases[] = {
+  expectRejected(head, {
       {"  tile.copy_bulk %1, %h, %3, %2, %3, %2\n",
        "12:3: tile.copy_bulk copies tensor<bf16>[M, N] into shared<f32>[2, 64]: dtypes differ"},
       {"  tile.copy_bulk %1, %x, %3, %2, %3\n",
@@ -275,13 +278,7 @@ TEST(IRVerifier, CopyBulkMovesOneRunIntoASlot) {
       {"  gpu.bulk_wait %x, %n\n", "12:3: gpu.bulk_wait waits on a shared buffer, got tensor<f32>[M, N]"},
       {"  gpu.bulk_wait %1\n", "12:3: gpu.bulk_wait takes the buffer and 1 slot indices, got 0"},
       {"  gpu.bulk_wait %1, %2\n", "12:3: gpu.bulk_wait slot index 0 must be an i32 or i64 scalar, got tile<i32>[64]"},
-  };
-  for (const auto& c : cases) {
-    SCOPED_TRACE(c.ops);
-    auto r = check(head + c.ops + "  func.return\n}\n");
-    EXPECT_FALSE(r->ok);
-    EXPECT_NE(r->errors().find(std::string(c.error) + "\n"), std::string::npos) << r->errors();
-  }
+  });
 }
 
 TEST(IRVerifier, StoreBulkMovesOneRunOutOfASlot) {
@@ -293,10 +290,7 @@ TEST(IRVerifier, StoreBulkMovesOneRunOutOfASlot) {
   auto ok = check(head + "  tile.store_bulk %y, %1, %3, %2, %3, %2\n  gpu.bulk_store_wait {pending = 0}\n"
                          "  func.return\n}\n");
   EXPECT_TRUE(ok->ok) << ok->errors();
-  const struct {
-    const char* ops;
-    const char* error;
-  } cases[] = {
+  expectRejected(head, {
       {"  tile.store_bulk %1, %y, %3, %2, %3, %2\n",
        "12:3: tile.store_bulk destination must be a tensor, got shared<f32>[2, 64]"},
       {"  tile.store_bulk %y, %x, %3, %2, %3, %2\n",
@@ -307,13 +301,7 @@ TEST(IRVerifier, StoreBulkMovesOneRunOutOfASlot) {
       {"  %4 = tile.broadcast %3 : tile<i32>[2, 64]\n  tile.store_bulk %y, %1, %4, %4, %4, %4\n",
        "13:3: tile.store_bulk copies one 1-D run, not a tile of shape 2x64"},
       {"  gpu.bulk_store_wait {pending = 64}\n", "12:3: gpu.bulk_store_wait pending must be 0 to 63, got 64"},
-  };
-  for (const auto& c : cases) {
-    SCOPED_TRACE(c.ops);
-    auto r = check(head + c.ops + "  func.return\n}\n");
-    EXPECT_FALSE(r->ok);
-    EXPECT_NE(r->errors().find(std::string(c.error) + "\n"), std::string::npos) << r->errors();
-  }
+  });
 }
 
 TEST(IRVerifier, ChecksKernelStructure) {
