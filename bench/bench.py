@@ -46,6 +46,8 @@ def device_id():
     (docs/perf-notes.md, GPU backend v10), so numbers compare within a card."""
     p = torch.cuda.get_device_properties(0)
     return f"{p.name} {getattr(p, 'uuid', '?')}"
+
+
 _flush = None
 
 
@@ -351,8 +353,7 @@ def write_outputs(out, roof, rows, sweep):
     print("(vs eager / vs comp.: the peer's time over fnk's; above 1 means fnk is faster; target: issue 3, item 7)")
     print(targets.summary(verdicts))
     try:
-        sys.path.insert(0, str(Path(__file__).resolve().parent))
-        import plot
+        import plot  # bench/ is on the path (targets)
         plot.draw(os.path.join(out, "bench.csv"), out)
     except ImportError as e:
         print(f"SKIP plots: {e}; run: python3 bench/plot.py {os.path.join(out, 'bench.csv')} DIR")
