@@ -133,9 +133,10 @@ def ln_fwd(n, sms=132):
     one row per CTA, 32768x2048 84 against 93); rows of 4097 to 8192 columns
     whose bytes align to 16 persistent, staged in shared memory by bulk
     copies four deep, one 16-warp CTA per SM (layernorm_fwd_staged,
-    32768x8192: 270-274 us, backend v10); otherwise 2048-wide chunks with one-pass statistics at
-    4 warps (32768x8192: 315 us, against 330 for a persistent whole-row kernel
-    with the row in registers and 346 for the statistics in two walks)."""
+    32768x8192: 270-274 us, backend v10); otherwise 2048-wide chunks with
+    one-pass statistics at 4 warps (32768x8192: 315 us, against 330 for a
+    persistent whole-row kernel with the row in registers and 346 for the
+    statistics in two walks)."""
     if n <= 2048:
         return Launch("layernorm_fwd_rows", rows_tile(n, 4))
     if 4096 < n <= 8192 and n % 8 == 0:
