@@ -575,11 +575,6 @@ def wide_variant_cases(rms, var, sms):
             yield (bwd, f"split_wfirst CLUSTER=16 BLOCK_N=16384 WARPS=16 P={p} PF={pf}", 3 * M * N * 2,
                    lambda x=x, w=w, dy=dy, rstd=rstd, dx=dx, part=part, pf=pf:
                    var.rms_bwd_split_wfirst(x, w, dy, rstd, dx, part, BLOCK_N=16384, CLUSTER=16, WARPS=16, PF=pf))
-        for p in ((7, 14) if N > 65536 else ()):  # w loaded once, before the row loop (backend v10)
-            part = torch.empty(p, N, device=DEV)
-            yield (bwd, f"split_wreg CLUSTER=16 BLOCK_N=16384 WARPS=16 P={p}", 3 * M * N * 2,
-                   lambda x=x, w=w, dy=dy, rstd=rstd, dx=dx, part=part:
-                   var.rms_bwd_split_wreg(x, w, dy, rstd, dx, part, BLOCK_N=16384, CLUSTER=16, WARPS=16))
         for p in ((7, 14) if N > 65536 else ()):  # backend v7's order: dw after the cluster reduction
             part = torch.empty(p, N, device=DEV)
             yield (bwd, f"split_late CLUSTER=16 BLOCK_N=16384 WARPS=16 P={p}", 3 * M * N * 2,
