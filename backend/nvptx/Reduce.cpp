@@ -10,6 +10,7 @@
 
 #include <llvm/IR/IntrinsicsNVPTX.h>
 
+#include "backend/nvptx/Codegen.h"
 #include "backend/nvptx/Lowerer.h"
 
 namespace fnk::nvptx::detail {
@@ -122,6 +123,14 @@ llvm::Value* Lowerer::foldRow(const ScratchFold& f, llvm::Value* row) {
   return s;
 }
 
+llvm::Value* Lowerer::foldUniform(const ScratchFold& f) {
+  const int64_t groups = f.groupsPerRow;
+  llvm::Value* slot = b.CreateAnd(tid, i32(groups - 1));
+  llvm::Value* s = b.CreateAlignedLoad(f.accTy, b.CreateGEP(f.accTy, f.buf, slot), llvm::Align(f.bytes));
+  for (int64_t off = 1; off < groups; off *= 2) s = combine(f.kind, f.accDt, s, shuffleXor(s, static_cast<int>(off)));
+  return s;
+}
+
 Status Lowerer::lowerReduce(const ir::Operation& op) { return lowerReduces({&op}); }
 
 Status Lowerer::lowerReduces(const std::vector<const ir::Operation*>& ops) {
@@ -229,6 +238,11 @@ Status Lowerer::lowerReduces(const std::vector<const ir::Operation*>& ops) {
   }
   barrier();
   for (const Pending& p : pending) {
+    const int64_t groups = p.fold.groupsPerRow;
+    if (p.out.layout.uniform && groups >= 2 && groups <= 32 && isPow2(groups) && knob(Knob::ShuffleFold)) {
+      finishReduce(*p.op, p.out, {foldUniform(p.fold)});
+      continue;
+    }
     std::vector<llvm::Value*> res(p.out.regs.size());
     for (size_t r = 0; r < p.out.regs.size(); ++r) {
       llvm::Value* o = elemIndex(p.out.layout, static_cast<int64_t>(r));  // the row
