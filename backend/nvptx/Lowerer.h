@@ -233,15 +233,9 @@ public:
   std::vector<const ir::Operation*> laneOrder_;  // laneReduce's ops in the order it began them
   /// A store of a lane-derived value: lane 0 of each row's warp stores the row's element.
   Status lowerLaneStore(const ir::Operation& op, const Mem& mem);
-  /// The row total `row` (i32) of a recorded fold, in the reduction's result dtype.
+  /// The row total `row` (i32) of a recorded fold, in the reduction's result dtype:
+  /// its partials one after another, or pairwise with FNK_TREE_FOLD.
   llvm::Value* foldRow(const ScratchFold& f, llvm::Value* row);
-  /// The one result of a reduction to a uniform value from its 2 to 32 (a
-  /// power of two) partials in the scratch: lane l loads partial l mod G and
-  /// a butterfly over G lanes folds them, so every thread holds the same bits
-  /// (each step adds the same two values, in either order): one load and
-  /// 2 log2(G) instructions per thread instead of G / 4 vector loads and
-  /// G - 1 dependent adds (FNK_SHUFFLE_FOLD).
-  llvm::Value* foldUniform(const ScratchFold& f);
   /// One element of a global tensor: loaded when `valid`, else `dflt`.
   llvm::Value* guardedLoad(const Mem& m, ir::DType dt, llvm::Value* valid, llvm::Value* offset, llvm::Value* dflt);
   llvm::Value* combine(const std::string& kind, ir::DType t, llvm::Value* a, llvm::Value* c);

@@ -115,19 +115,25 @@ void Lowerer::finishReduce(const ir::Operation& op, TV out, const std::vector<ll
 
 llvm::Value* Lowerer::foldRow(const ScratchFold& f, llvm::Value* row) {
   llvm::Value* first = b.CreateMul(row, i32(f.groupsPerRow));
+  auto partial = [&](int64_t g) {
+    return b.CreateAlignedLoad(f.accTy, b.CreateGEP(f.accTy, f.buf, b.CreateAdd(first, i32(g))), llvm::Align(f.bytes));
+  };
+  if (knob(Knob::TreeFold)) {  // pairwise: log2(G) dependent steps instead of G - 1
+    std::vector<llvm::Value*> xs;
+    for (int64_t g = 0; g < f.groupsPerRow; ++g) xs.push_back(partial(g));
+    while (xs.size() > 1) {
+      std::vector<llvm::Value*> next;
+      for (size_t i = 0; i + 1 < xs.size(); i += 2) next.push_back(combine(f.kind, f.accDt, xs[i], xs[i + 1]));
+      if (xs.size() % 2) next.push_back(xs.back());
+      xs = std::move(next);
+    }
+    return xs[0];
+  }
   llvm::Value* s = nullptr;
   for (int64_t g = 0; g < f.groupsPerRow; ++g) {
-    llvm::Value* x = b.CreateAlignedLoad(f.accTy, b.CreateGEP(f.accTy, f.buf, b.CreateAdd(first, i32(g))), llvm::Align(f.bytes));
+    llvm::Value* x = partial(g);
     s = s ? combine(f.kind, f.accDt, s, x) : x;
   }
-  return s;
-}
-
-llvm::Value* Lowerer::foldUniform(const ScratchFold& f) {
-  const int64_t groups = f.groupsPerRow;
-  llvm::Value* slot = b.CreateAnd(tid, i32(groups - 1));
-  llvm::Value* s = b.CreateAlignedLoad(f.accTy, b.CreateGEP(f.accTy, f.buf, slot), llvm::Align(f.bytes));
-  for (int64_t off = 1; off < groups; off *= 2) s = combine(f.kind, f.accDt, s, shuffleXor(s, static_cast<int>(off)));
   return s;
 }
 
@@ -238,11 +244,6 @@ Status Lowerer::lowerReduces(const std::vector<const ir::Operation*>& ops) {
   }
   barrier();
   for (const Pending& p : pending) {
-    const int64_t groups = p.fold.groupsPerRow;
-    if (p.out.layout.uniform && groups >= 2 && groups <= 32 && isPow2(groups) && knob(Knob::ShuffleFold)) {
-      finishReduce(*p.op, p.out, {foldUniform(p.fold)});
-      continue;
-    }
     std::vector<llvm::Value*> res(p.out.regs.size());
     for (size_t r = 0; r < p.out.regs.size(); ++r) {
       llvm::Value* o = elemIndex(p.out.layout, static_cast<int64_t>(r));  // the row
