@@ -234,7 +234,8 @@ public:
   /// A store of a lane-derived value: lane 0 of each row's warp stores the row's element.
   Status lowerLaneStore(const ir::Operation& op, const Mem& mem);
   /// The row total `row` (i32) of a recorded fold, in the reduction's result dtype:
-  /// its partials one after another, or pairwise with FNK_TREE_FOLD.
+  /// its partials pairwise (log2(G) dependent steps), or one after another
+  /// with FNK_TREE_FOLD=0 (lowering v1.19 and before).
   llvm::Value* foldRow(const ScratchFold& f, llvm::Value* row);
   /// One element of a global tensor: loaded when `valid`, else `dflt`.
   llvm::Value* guardedLoad(const Mem& m, ir::DType dt, llvm::Value* valid, llvm::Value* offset, llvm::Value* dflt);

@@ -118,7 +118,7 @@ llvm::Value* Lowerer::foldRow(const ScratchFold& f, llvm::Value* row) {
   auto partial = [&](int64_t g) {
     return b.CreateAlignedLoad(f.accTy, b.CreateGEP(f.accTy, f.buf, b.CreateAdd(first, i32(g))), llvm::Align(f.bytes));
   };
-  if (knob(Knob::TreeFold)) {  // pairwise: log2(G) dependent steps instead of G - 1
+  if (knob(Knob::TreeFold, 1)) {  // pairwise: log2(G) dependent steps instead of G - 1
     std::vector<llvm::Value*> xs;
     for (int64_t g = 0; g < f.groupsPerRow; ++g) xs.push_back(partial(g));
     while (xs.size() > 1) {
