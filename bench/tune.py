@@ -241,12 +241,11 @@ def variant_cases():
         yield ("LayerNorm fwd 32768x8192", f"bstore WARPS={wp} CTAS={ctas} S={st} P={ctas * sms}", fwd,
                lambda wp=wp, ctas=ctas, st=st: var.ln_fwd_bstore(x, w, b, y, mean, rstd, eps=1e-6, WARPS=wp,
                                                                  CTAS=ctas, S=st, P=ctas * sms))
-    # w and b packed (registers) or in shared memory, two 16-warp CTAs per SM (backend v11).
-    for tag, kern in (("packed", var.ln_fwd_packed), ("wsmem", var.ln_fwd_wsmem)):
-        for wp, ctas, st in ((16, 2, 3), (16, 2, 2), (16, 2, 4), (16, 1, 4), (8, 2, 3)):
-            yield ("LayerNorm fwd 32768x8192", f"{tag} WARPS={wp} CTAS={ctas} S={st} P={ctas * sms}", fwd,
-                   lambda kern=kern, wp=wp, ctas=ctas, st=st: kern(x, w, b, y, mean, rstd, eps=1e-6, WARPS=wp,
-                                                                   CTAS=ctas, S=st, P=ctas * sms))
+    # w and b in shared memory, two 16-warp CTAs per SM (backend v11).
+    for wp, ctas, st in ((16, 2, 3), (16, 2, 2), (16, 2, 4), (16, 1, 4), (8, 2, 3)):
+        yield ("LayerNorm fwd 32768x8192", f"wsmem WARPS={wp} CTAS={ctas} S={st} P={ctas * sms}", fwd,
+               lambda wp=wp, ctas=ctas, st=st: var.ln_fwd_wsmem(x, w, b, y, mean, rstd, eps=1e-6, WARPS=wp,
+                                                                CTAS=ctas, S=st, P=ctas * sms))
     mean.copy_(torch.randn(M, device=DEV) * 0.1)
     rstd.copy_(torch.rand(M, device=DEV) + 0.5)
     dyl, dxl = torch.randn_like(x), torch.empty_like(x)

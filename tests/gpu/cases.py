@@ -55,10 +55,9 @@ def rmsnorm_cases(rng, M, N):
         for blk_n in (blk, 2 * blk) if blk < 8192 else (blk,):
             yield ("bench/variants.fnk", "ln_fwd_bstore", {"x": x + 3.0, "w": w, "b": b}, ["y", "mean", "rstd"],
                    {"eps": 1e-5}, {}, {"BLOCK_N": blk_n, "WARPS": 4, "S": 3, "P": 2})
-        for blk_n in (blk, 2 * blk) if blk < 8192 else (blk,):  # w and b packed or in shared memory, 2 CTAs per SM
-            for kernel in ("ln_fwd_packed", "ln_fwd_wsmem"):
-                yield ("bench/variants.fnk", kernel, {"x": x + 3.0, "w": w, "b": b}, ["y", "mean", "rstd"],
-                       {"eps": 1e-5}, {}, {"BLOCK_N": blk_n, "WARPS": 4, "S": 3, "P": 3})
+        for blk_n in (blk, 2 * blk) if blk < 8192 else (blk,):  # w and b in shared memory, 2 CTAs per SM
+            yield ("bench/variants.fnk", "ln_fwd_wsmem", {"x": x + 3.0, "w": w, "b": b}, ["y", "mean", "rstd"],
+                   {"eps": 1e-5}, {}, {"BLOCK_N": blk_n, "WARPS": 4, "S": 3, "P": 3})
         for blk_n in sorted({blk, 2 * blk}):
             yield ("bench/variants.fnk", "ln_fwd_row2", {"x": x + 3.0, "w": w, "b": b}, ["y", "mean", "rstd"],
                    {"eps": 1e-5}, {}, {"BLOCK_N": blk_n, "WARPS": 4})

@@ -6,7 +6,8 @@
 # tensors,
 # then bench/bench.py: every norm workload of PERFORMANCE.md against torch eager
 # and torch.compile in one process. Prints PASS/FAIL/
-# SKIP lines and tables; logs go under $OUT (or /tmp/fnk-gpu-out).
+# SKIP lines and tables, and last a summary: one line per step, then the
+# bench's table; logs go under $OUT (or /tmp/fnk-gpu-out).
 # Without a GPU (no nvidia-smi or no libcuda.so.1) it prints SKIP and exits 0.
 #
 #   tests/gpu/run.sh [--quick] [--no-bench] [--no-checks]
@@ -29,30 +30,36 @@ for a in "$@"; do
 done
 nvidia-smi --query-gpu=name,uuid,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv,noheader | tee "$OUT/gpu.txt"
 rc=0
+summary=()
+# step LINE: a step's result, printed now and again in the summary at the end.
+step() { summary+=("$1"); echo "$1"; }
 if [ $checks = 1 ]; then
-  python3 tests/gpu/run_checks.py "$FNK" "$OUT" $quick || rc=1
+  # Every PASS line goes to the log; FAIL lines and the per-kernel table here.
+  python3 tests/gpu/run_checks.py "$FNK" "$OUT" $quick > "$OUT/checks_main.log" 2>&1 || rc=1
+  grep -E "^FAIL|<-- FAIL|^--- first failure" "$OUT/checks_main.log" | head -20
+  step "checks, every kernel over ragged shapes: $(tail -1 "$OUT/checks_main.log")"
   # The compiler's A/B knobs, on the kernels whose code they change, so that
   # an A/B of one (bench/knob_ab.py) times correct kernels: the version pass
   # left out (full tiles; on by default) and the cluster reduction's deferred
   # wait (opt-in).
   FNK_FULL_TILES=0 FNK_CHECK_ONLY=layernorm_fwd,dit_modulate_fwd \
     python3 tests/gpu/run_checks.py "$FNK" "$OUT/full_tiles0" $quick > "$OUT/checks_full_tiles0.log" 2>&1 || rc=1
-  echo "FNK_FULL_TILES=0 $(tail -1 "$OUT/checks_full_tiles0.log")"
+  step "checks with FNK_FULL_TILES=0: $(tail -1 "$OUT/checks_full_tiles0.log")"
   FNK_CLUSTER_DEFER=1 FNK_CHECK_ONLY=split_pipe,lang_cluster,rmsnorm_fwd_split \
     python3 tests/gpu/run_checks.py "$FNK" "$OUT/defer" $quick > "$OUT/checks_defer.log" 2>&1 || rc=1
-  echo "FNK_CLUSTER_DEFER=1 $(tail -1 "$OUT/checks_defer.log")"
+  step "checks with FNK_CLUSTER_DEFER=1: $(tail -1 "$OUT/checks_defer.log")"
 fi
 if [ $checks = 1 ]; then
   # Every kernel (stdlib, examples, variants, conformance) through ptxas, also
   # with FNK_CLUSTER_ASYNC=0 (the cluster.reduce push through a barrier).
   if [ -x "$FNKC" ]; then
     python3 tests/lit/gpu/Inputs/assemble_all.py "$FNKC" . > "$OUT/assemble.log" 2>&1 || rc=1
-    tail -1 "$OUT/assemble.log"
+    step "ptxas: $(tail -1 "$OUT/assemble.log")"
     FNK_CLUSTER_ASYNC=0 python3 tests/lit/gpu/Inputs/assemble_all.py "$FNKC" . > "$OUT/assemble_async.log" 2>&1 || rc=1
-    echo "FNK_CLUSTER_ASYNC=0: $(tail -1 "$OUT/assemble_async.log")"
+    step "ptxas with FNK_CLUSTER_ASYNC=0: $(tail -1 "$OUT/assemble_async.log")"
     grep -h FAIL "$OUT/assemble.log" "$OUT/assemble_async.log" | head -5
   else
-    echo "SKIP assemble all: no fnkc beside $FNK"
+    step "SKIP assemble all: no fnkc beside $FNK"
   fi
 fi
 if [ $checks = 1 ]; then
@@ -60,9 +67,12 @@ if [ $checks = 1 ]; then
   if [ -x "$FNKC" ] && command -v g++ >/dev/null && [ -e /usr/local/cuda/include/cuda.h ]; then
     "$FNKC" stdlib/norm/rmsnorm.fnk -k rmsnorm_fwd -D T=f32 --emit=header -o "$OUT/rmsnorm_fwd.h" &&
       g++ -O1 -std=c++17 -I/usr/local/cuda/include -DFNK_HEADER="\"$OUT/rmsnorm_fwd.h\"" tests/gpu/aot_header_test.cpp \
-        -o "$OUT/aot_header_test" -L/usr/local/cuda/lib64/stubs -lcuda && "$OUT/aot_header_test" || rc=1
+        -o "$OUT/aot_header_test" -L/usr/local/cuda/lib64/stubs -lcuda && "$OUT/aot_header_test" > "$OUT/aot_header.log" 2>&1
+    header_rc=$?
+    cat "$OUT/aot_header.log" 2>/dev/null
+    if [ $header_rc = 0 ]; then step "$(tail -1 "$OUT/aot_header.log")"; else step "FAIL aot header (exit $header_rc)"; rc=1; fi
   else
-    echo "SKIP aot header: needs fnkc next to fnk, g++ and cuda.h"
+    step "SKIP aot header: needs fnkc next to fnk, g++ and cuda.h"
   fi
 fi
 if [ $checks = 1 ]; then
@@ -77,9 +87,9 @@ np.save('$OUT/bench_w.npy', r.standard_normal(262144).astype(np.float32))"
        --out y="$OUT/bench_y.npy" --out rstd="$OUT/bench_r.npy" > "$OUT/bench_cli.log" 2>&1 &&
      grep -q "^bench rmsnorm_fwd_split: median" "$OUT/bench_cli.log" &&
      grep -q "^occupancy rmsnorm_fwd_split: .* clusters of 16 resident" "$OUT/bench_cli.log"; then
-    echo "PASS fnk run --bench: $(grep ^occupancy "$OUT/bench_cli.log")"
+    step "PASS fnk run --bench: $(grep ^occupancy "$OUT/bench_cli.log")"
   else
-    echo "FAIL fnk run --bench (see bench_cli.log)"; rc=1
+    step "FAIL fnk run --bench (see bench_cli.log)"; rc=1
   fi
   rm -f "$OUT"/bench_?.npy
   # A loop step of 0 from a scalar argument traps (an error naming the
@@ -92,9 +102,9 @@ np.save('$OUT/bench_w.npy', r.standard_normal(262144).astype(np.float32))"
   # earlier error that also names the kernel.
   if [ $step_rc -ne 0 ] && [ $step_rc -ne 124 ] &&
      grep -q "kernel 'scalar_step': cuCtxSynchronize failed" "$OUT/loop_step.log"; then
-    echo "PASS zero loop step traps: $(tail -1 "$OUT/loop_step.log")"
+    step "PASS zero loop step traps: $(tail -1 "$OUT/loop_step.log")"
   else
-    echo "FAIL zero loop step (exit $step_rc; see loop_step.log)"; rc=1
+    step "FAIL zero loop step (exit $step_rc; see loop_step.log)"; rc=1
   fi
   rm -f "$OUT"/step_?.npy
 fi
@@ -105,17 +115,24 @@ if [ $checks = 1 ]; then
     # The Python package on torch CUDA tensors: fnk.torch against torch's norms.
     python3 -m pytest -q -p no:cacheprovider tests/gpu/test_torch.py > "$OUT/torch_tests.log" 2>&1 || rc=1
     tail -15 "$OUT/torch_tests.log"
+    step "fnk.torch tests: $(tail -1 "$OUT/torch_tests.log")"
   else
-    echo "SKIP torch tests: python3 without torch"
+    step "SKIP torch tests: python3 without torch"
   fi
 fi
 if [ $bench = 1 ]; then
   if [ $have_torch = 1 ]; then
     # bench.py exits 1 when an fnk output disagrees with torch's or fnk fails.
     python3 bench/bench.py --out "$OUT" $quick > "$OUT/bench.log" 2>&1 || rc=1
-    cat "$OUT/bench.log"
+    # The workload lines before the table (the table is printed last, below).
+    sed -n '1,/^workload (bf16/p' "$OUT/bench.log" | sed '$d'
   else
-    echo "SKIP bench: python3 without torch (the peers are torch eager and torch.compile)"
+    step "SKIP bench: python3 without torch (the peers are torch eager and torch.compile)"
   fi
 fi
+echo
+echo "== tests/gpu/run.sh summary ($(head -1 "$OUT/gpu.txt" | cut -d, -f1-2)) =="
+for line in "${summary[@]}"; do echo "$line"; done
+if [ $bench = 1 ] && [ -f "$OUT/bench.log" ]; then sed -n '/^workload (bf16/,$p' "$OUT/bench.log"; fi
+echo "run.sh: $([ $rc = 0 ] && echo PASS || echo FAIL) (logs under $OUT)"
 exit $rc
