@@ -237,6 +237,8 @@ public:
   /// its partials pairwise (log2(G) dependent steps), or one after another
   /// with FNK_TREE_FOLD=0 (lowering v1.19 and before).
   llvm::Value* foldRow(const ScratchFold& f, llvm::Value* row);
+  /// xs folded pairwise: (x0 + x1) + (x2 + x3) ..., log2(n) dependent steps.
+  llvm::Value* foldPairwise(const std::string& kind, ir::DType t, std::vector<llvm::Value*> xs);
   /// One element of a global tensor: loaded when `valid`, else `dflt`.
   llvm::Value* guardedLoad(const Mem& m, ir::DType dt, llvm::Value* valid, llvm::Value* offset, llvm::Value* dflt);
   llvm::Value* combine(const std::string& kind, ir::DType t, llvm::Value* a, llvm::Value* c);

@@ -113,6 +113,16 @@ void Lowerer::finishReduce(const ir::Operation& op, TV out, const std::vector<ll
   tiles[op.result()] = out;
 }
 
+llvm::Value* Lowerer::foldPairwise(const std::string& kind, ir::DType t, std::vector<llvm::Value*> xs) {
+  while (xs.size() > 1) {
+    std::vector<llvm::Value*> next;
+    for (size_t i = 0; i + 1 < xs.size(); i += 2) next.push_back(combine(kind, t, xs[i], xs[i + 1]));
+    if (xs.size() % 2) next.push_back(xs.back());
+    xs = std::move(next);
+  }
+  return xs[0];
+}
+
 llvm::Value* Lowerer::foldRow(const ScratchFold& f, llvm::Value* row) {
   llvm::Value* first = b.CreateMul(row, i32(f.groupsPerRow));
   auto partial = [&](int64_t g) {
@@ -121,13 +131,7 @@ llvm::Value* Lowerer::foldRow(const ScratchFold& f, llvm::Value* row) {
   if (knob(Knob::TreeFold, 1)) {  // pairwise: log2(G) dependent steps instead of G - 1
     std::vector<llvm::Value*> xs;
     for (int64_t g = 0; g < f.groupsPerRow; ++g) xs.push_back(partial(g));
-    while (xs.size() > 1) {
-      std::vector<llvm::Value*> next;
-      for (size_t i = 0; i + 1 < xs.size(); i += 2) next.push_back(combine(f.kind, f.accDt, xs[i], xs[i + 1]));
-      if (xs.size() % 2) next.push_back(xs.back());
-      xs = std::move(next);
-    }
-    return xs[0];
+    return foldPairwise(f.kind, f.accDt, std::move(xs));
   }
   llvm::Value* s = nullptr;
   for (int64_t g = 0; g < f.groupsPerRow; ++g) {
@@ -176,16 +180,29 @@ Status Lowerer::lowerReduces(const std::vector<const ir::Operation*>& ops) {
     }
     const int64_t V = f.V, Tn = f.Tn, C = f.C, P = f.P, w = f.w;
     // 1. Per chunk: fold the V held elements (padding chunks give the identity).
+    // (FNK_TREE_THREAD=1: steps 1 and 2 pairwise, log2 instead of linear chains.)
+    const bool tree = knob(Knob::TreeThread) != 0;
     std::vector<llvm::Value*> part(static_cast<size_t>(C));
     for (int64_t c = 0; c < C; ++c) {
-      llvm::Value* p = acc(src.regs[c * V]);
-      for (int64_t v = 1; v < V; ++v) p = combine(kind, ra.dt, p, acc(src.regs[c * V + v]));
+      llvm::Value* p;
+      if (tree) {
+        std::vector<llvm::Value*> xs;
+        for (int64_t v = 0; v < V; ++v) xs.push_back(acc(src.regs[c * V + v]));
+        p = foldPairwise(kind, ra.dt, std::move(xs));
+      } else {
+        p = acc(src.regs[c * V]);
+        for (int64_t v = 1; v < V; ++v) p = combine(kind, ra.dt, p, acc(src.regs[c * V + v]));
+      }
       if (llvm::Value* valid = elemValid(L, c * V)) p = b.CreateSelect(valid, p, ra.id);
       part[c] = p;
     }
     // 2. Rows wider than one chunk of the CTA: fold this thread's chunks of a row.
     std::vector<llvm::Value*> q;
     for (int64_t j = 0; j < C; j += f.cpr) {
+      if (tree) {
+        q.push_back(foldPairwise(kind, ra.dt, std::vector<llvm::Value*>(part.begin() + j, part.begin() + j + f.cpr)));
+        continue;
+      }
       llvm::Value* s = part[j];
       for (int64_t k = 1; k < f.cpr; ++k) s = combine(kind, ra.dt, s, part[j + k]);
       q.push_back(s);
