@@ -180,29 +180,18 @@ Status Lowerer::lowerReduces(const std::vector<const ir::Operation*>& ops) {
     }
     const int64_t V = f.V, Tn = f.Tn, C = f.C, P = f.P, w = f.w;
     // 1. Per chunk: fold the V held elements (padding chunks give the identity).
-    // (FNK_TREE_THREAD=1: steps 1 and 2 pairwise, log2 instead of linear chains.)
-    const bool tree = knob(Knob::TreeThread) != 0;
+    // (One after another: folded pairwise, as the warp partials are, these
+    // measured no faster, docs/perf-notes.md "GPU backend v11".)
     std::vector<llvm::Value*> part(static_cast<size_t>(C));
     for (int64_t c = 0; c < C; ++c) {
-      llvm::Value* p;
-      if (tree) {
-        std::vector<llvm::Value*> xs;
-        for (int64_t v = 0; v < V; ++v) xs.push_back(acc(src.regs[c * V + v]));
-        p = foldPairwise(kind, ra.dt, std::move(xs));
-      } else {
-        p = acc(src.regs[c * V]);
-        for (int64_t v = 1; v < V; ++v) p = combine(kind, ra.dt, p, acc(src.regs[c * V + v]));
-      }
+      llvm::Value* p = acc(src.regs[c * V]);
+      for (int64_t v = 1; v < V; ++v) p = combine(kind, ra.dt, p, acc(src.regs[c * V + v]));
       if (llvm::Value* valid = elemValid(L, c * V)) p = b.CreateSelect(valid, p, ra.id);
       part[c] = p;
     }
     // 2. Rows wider than one chunk of the CTA: fold this thread's chunks of a row.
     std::vector<llvm::Value*> q;
     for (int64_t j = 0; j < C; j += f.cpr) {
-      if (tree) {
-        q.push_back(foldPairwise(kind, ra.dt, std::vector<llvm::Value*>(part.begin() + j, part.begin() + j + f.cpr)));
-        continue;
-      }
       llvm::Value* s = part[j];
       for (int64_t k = 1; k < f.cpr; ++k) s = combine(kind, ra.dt, s, part[j + k]);
       q.push_back(s);

@@ -37,17 +37,20 @@ if [ $checks = 1 ]; then
   # Every PASS line goes to the log; FAIL lines and the per-kernel table here.
   python3 tests/gpu/run_checks.py "$FNK" "$OUT" $quick > "$OUT/checks_main.log" 2>&1 || rc=1
   grep -E "^FAIL|<-- FAIL|^--- first failure" "$OUT/checks_main.log" | head -20
-  step "checks, every kernel over ragged shapes: $(tail -1 "$OUT/checks_main.log")"
+  last=$(tail -1 "$OUT/checks_main.log")
+  step "checks (every kernel over ragged shapes): ${last#checks: }"
   # The compiler's A/B knobs, on the kernels whose code they change, so that
   # an A/B of one (bench/knob_ab.py) times correct kernels: the version pass
   # left out (full tiles; on by default) and the cluster reduction's deferred
   # wait (opt-in).
   FNK_FULL_TILES=0 FNK_CHECK_ONLY=layernorm_fwd,dit_modulate_fwd \
     python3 tests/gpu/run_checks.py "$FNK" "$OUT/full_tiles0" $quick > "$OUT/checks_full_tiles0.log" 2>&1 || rc=1
-  step "checks with FNK_FULL_TILES=0: $(tail -1 "$OUT/checks_full_tiles0.log")"
+  last=$(tail -1 "$OUT/checks_full_tiles0.log")
+  step "checks with FNK_FULL_TILES=0: ${last#checks: }"
   FNK_CLUSTER_DEFER=1 FNK_CHECK_ONLY=split_pipe,lang_cluster,rmsnorm_fwd_split \
     python3 tests/gpu/run_checks.py "$FNK" "$OUT/defer" $quick > "$OUT/checks_defer.log" 2>&1 || rc=1
-  step "checks with FNK_CLUSTER_DEFER=1: $(tail -1 "$OUT/checks_defer.log")"
+  last=$(tail -1 "$OUT/checks_defer.log")
+  step "checks with FNK_CLUSTER_DEFER=1: ${last#checks: }"
 fi
 if [ $checks = 1 ]; then
   # Every kernel (stdlib, examples, variants, conformance) through ptxas, also
