@@ -91,8 +91,8 @@ constexpr const char* kKnobNames[] = {"FNK_NO_CONTRACT",          "FNK_NO_HOIST"
                                       "FNK_NO_SIBLING_REDUCE",    "FNK_NO_MINCTAS", "FNK_MINCTAS",
                                       "FNK_SCRATCH_BARRIERS",     "FNK_UNROLL",    "FNK_CLUSTER_ASYNC",
                                       "FNK_UNIFORM_PREFETCH",     "FNK_CLUSTER_DEFER",
-                                      "FNK_TREE_FOLD"};  // in Knob's order
-static_assert(std::size(kKnobNames) == static_cast<size_t>(Knob::TreeFold) + 1, "one name per Knob");
+                                      "FNK_TREE_FOLD",            "FNK_COPY_BARRIER"};  // in Knob's order
+static_assert(std::size(kKnobNames) == static_cast<size_t>(Knob::CopyBarrier) + 1, "one name per Knob");
 
 /// Each knob's text ("" when unset), read once.
 const std::vector<std::string>& knobTexts() {

@@ -58,6 +58,10 @@ def rmsnorm_cases(rng, M, N):
         for blk_n in (blk, 2 * blk) if blk < 8192 else (blk,):  # w and b in shared memory, 2 CTAs per SM
             yield ("bench/variants.fnk", "ln_fwd_wsmem", {"x": x + 3.0, "w": w, "b": b}, ["y", "mean", "rstd"],
                    {"eps": 1e-5}, {}, {"BLOCK_N": blk_n, "WARPS": 4, "S": 3, "P": 3})
+        for blk_n in sorted({blk, 2 * blk}):  # the next row's copy after the statistics, without its own barrier
+            for s in (2, 3):
+                yield ("bench/variants.fnk", "ln_fwd_latecopy", {"x": x + 3.0, "w": w, "b": b}, ["y", "mean", "rstd"],
+                       {"eps": 1e-5}, {}, {"BLOCK_N": blk_n, "WARPS": 4, "S": s, "P": 3})
         for blk_n in sorted({blk, 2 * blk}):
             yield ("bench/variants.fnk", "ln_fwd_row2", {"x": x + 3.0, "w": w, "b": b}, ["y", "mean", "rstd"],
                    {"eps": 1e-5}, {}, {"BLOCK_N": blk_n, "WARPS": 4})
