@@ -202,15 +202,28 @@ Status emitHeader(const ir::Function& fn, const std::string& image, bool isPtx, 
   os << "  }\n"
      << "  void* params[] = {" << call.str() << "};\n";
   const unsigned block = static_cast<unsigned>(32 * fn.warps());
-  if (c[0] * c[1] * c[2] <= 1) {
+  const bool clustered = c[0] * c[1] * c[2] > 1;
+  // A kernel compiled for programmatic dependent launch (nvptx::kPdlSymbol)
+  // is launched so that its launch may overlap the previous kernel's tail.
+  const bool pdl = image.find(nvptx::kPdlSymbol) != std::string::npos;
+  if (!clustered && !pdl) {
     os << "  return cuLaunchKernel(function, (unsigned)" << grid[0] << ", (unsigned)" << grid[1] << ", (unsigned)" << grid[2]
        << ", " << block << ", 1, 1, " << (dynamicShared ? "dynamic_shared" : "0") << ", stream, params, 0);\n}\n";
   } else {
-    os << "  CUlaunchAttribute attr;\n  attr.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;\n"
-       << "  attr.value.clusterDim.x = " << c[0] << ";\n  attr.value.clusterDim.y = " << c[1]
-       << ";\n  attr.value.clusterDim.z = " << c[2] << ";\n"
-       << "  CUlaunchConfig config = {(unsigned)" << grid[0] << ", (unsigned)" << grid[1] << ", (unsigned)" << grid[2]
-       << ", " << block << ", 1, 1, " << (dynamicShared ? "dynamic_shared" : "0") << ", stream, &attr, 1};\n";
+    const int n = clustered + pdl;
+    os << "  CUlaunchAttribute attrs[" << n << "];\n";
+    int a = 0;
+    if (clustered) {
+      os << "  attrs[0].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;\n"
+         << "  attrs[0].value.clusterDim.x = " << c[0] << ";\n  attrs[0].value.clusterDim.y = " << c[1]
+         << ";\n  attrs[0].value.clusterDim.z = " << c[2] << ";\n";
+      ++a;
+    }
+    if (pdl)
+      os << "  attrs[" << a << "].id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;\n"
+         << "  attrs[" << a << "].value.programmaticStreamSerializationAllowed = 1;\n";
+    os << "  CUlaunchConfig config = {(unsigned)" << grid[0] << ", (unsigned)" << grid[1] << ", (unsigned)" << grid[2]
+       << ", " << block << ", 1, 1, " << (dynamicShared ? "dynamic_shared" : "0") << ", stream, attrs, " << n << "};\n";
     os << "  return cuLaunchKernelEx(&config, function, params, 0);\n}\n";
   }
   out = os.str();

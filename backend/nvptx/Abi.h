@@ -24,6 +24,16 @@ namespace fnk::nvptx {
 /// opts the function in to that much and passes it at every launch.
 inline constexpr const char* kDynamicSharedSymbol = "fnk_dyn_smem_bytes";
 
+/// A kernel compiled for programmatic dependent launch (FNK_PDL=1) exports
+/// this global (a .u32 1): it lets the next kernel in the stream launch as
+/// soon as all its CTAs have started (griddepcontrol.launch_dependents) and
+/// waits at its entry until the previous kernel has finished and its writes
+/// are visible (griddepcontrol.wait). Launchers that find it launch the
+/// kernel with CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION, so its
+/// launch overlaps the previous kernel's tail; without the attribute the two
+/// instructions do nothing.
+inline constexpr const char* kPdlSymbol = "fnk_pdl";
+
 enum class AbiKind { Ptr, I32, I64, F32, F64 };
 
 struct AbiSlot {

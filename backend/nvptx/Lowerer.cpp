@@ -423,6 +423,13 @@ Status Lowerer::run() {
     kernel->addFnAttr("nvvm.cluster_dim", std::to_string(c[0]) + "," + std::to_string(c[1]) + "," + std::to_string(c[2]));
   llvm::BasicBlock* entry = llvm::BasicBlock::Create(ctx, "entry", kernel);
   b.SetInsertPoint(entry);
+  if (knob(Knob::Pdl)) {  // programmatic dependent launch (Abi.h, kPdlSymbol)
+    intrinsic(llvm::Intrinsic::nvvm_griddepcontrol_launch_dependents, {}, {});
+    intrinsic(llvm::Intrinsic::nvvm_griddepcontrol_wait, {}, {});
+    auto* flag = new llvm::GlobalVariable(mod, b.getInt32Ty(), true, llvm::GlobalValue::ExternalLinkage, b.getInt32(1),
+                                          kPdlSymbol, nullptr, llvm::GlobalValue::NotThreadLocal, 1);
+    flag->setAlignment(llvm::Align(4));
+  }
   tid = intrinsic(llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x, {}, {});
   for (int64_t v : {1, 2, 4, 8}) tidTimes_[v] = v == 1 ? tid : b.CreateMul(tid, i32(v), "tidv");
 

@@ -28,6 +28,7 @@ struct LaunchAttribute {
     struct {
       unsigned x, y, z;
     } clusterDim;
+    int programmaticStreamSerializationAllowed;
   } value;
 };
 struct LaunchConfig {
@@ -37,6 +38,7 @@ struct LaunchConfig {
   unsigned numAttrs;
 };
 constexpr int kAttrClusterDimension = 4;
+constexpr int kAttrProgrammaticStreamSerialization = 6;
 constexpr int kDevAttrMultiprocessorCount = 16;
 
 struct Driver {
@@ -190,6 +192,19 @@ Status Device::fill(DevPtr dst, uint8_t byte, size_t bytes) {
   return bytes ? check(g.cuMemsetD8_v2(dst, byte, bytes), "cuMemsetD8", "") : Status::ok();
 }
 
+Status Device::moduleU32(void* m, const char* name, const std::string& kernel, uint32_t& value, bool& found) {
+  unsigned long long p = 0;
+  size_t n = 0;
+  found = false;
+  const CUresult rc = g.cuModuleGetGlobal_v2(&p, &n, static_cast<CUmodule>(m), name);
+  if (rc == kErrorNotFound) return Status::ok();
+  if (Status s = check(rc, "cuModuleGetGlobal", kernel); !s) return s;
+  if (n != sizeof value) return Status::error("kernel '" + kernel + "': malformed " + name);
+  if (Status s = check(g.cuMemcpyDtoH_v2(&value, p, sizeof value), "cuMemcpyDtoH", kernel); !s) return s;
+  found = true;
+  return Status::ok();
+}
+
 Status Device::load(const std::string& image, const std::string& kernel, int64_t clusterCtas, Kernel& out) {
   CUmodule m = nullptr;
   if (Status s = check(g.cuCtxSetCurrent(g_ctx), "cuCtxSetCurrent", kernel); !s) return s;
@@ -203,15 +218,14 @@ Status Device::load(const std::string& image, const std::string& kernel, int64_t
   if (clusterCtas > 8)  // Hopper's portable limit
     if (Status s = check(g.cuFuncSetAttribute(f, kNonPortableClusterSizeAllowed, 1), "cuFuncSetAttribute", kernel); !s)
       return s;
+  // A kernel compiled for programmatic dependent launch says so.
+  uint32_t pdl = 0;
+  bool found = false;
+  if (Status s = moduleU32(m, nvptx::kPdlSymbol, kernel, pdl, found); !s) return s;
+  out.pdl = found && pdl != 0;
   // A kernel past 48 KiB of shared memory exports how much it needs.
-  unsigned long long p = 0;
-  size_t n = 0;
-  const CUresult rc = g.cuModuleGetGlobal_v2(&p, &n, m, nvptx::kDynamicSharedSymbol);
-  if (rc == kErrorNotFound) return Status::ok();
-  if (Status s = check(rc, "cuModuleGetGlobal", kernel); !s) return s;
   uint32_t bytes = 0;
-  if (n != sizeof bytes) return Status::error("kernel '" + kernel + "': malformed " + nvptx::kDynamicSharedSymbol);
-  if (Status s = check(g.cuMemcpyDtoH_v2(&bytes, p, sizeof bytes), "cuMemcpyDtoH", kernel); !s) return s;
+  if (Status s = moduleU32(m, nvptx::kDynamicSharedSymbol, kernel, bytes, found); !s || !found) return s;
   if (Status s = check(g.cuFuncSetAttribute(f, kMaxDynamicSharedSizeBytes, static_cast<int>(bytes)), "cuFuncSetAttribute",
                        kernel);
       !s)
@@ -225,12 +239,20 @@ Status Device::launch(const Kernel& k, const unsigned grid[3], unsigned block, c
   if (grid[0] == 0 || grid[1] == 0 || grid[2] == 0) return Status::ok();  // an empty grid runs nothing
   // Callers such as PyTorch's autograd threads may not have the context current.
   if (Status s = check(g.cuCtxSetCurrent(g_ctx), "cuCtxSetCurrent", k.name); !s) return s;
-  if (cluster[0] * cluster[1] * cluster[2] <= 1)
+  const bool clustered = cluster[0] * cluster[1] * cluster[2] > 1;
+  if (!clustered && !k.pdl)
     return check(g.cuLaunchKernel(k.function, grid[0], grid[1], grid[2], block, 1, 1, k.dynamicShared,
                                   static_cast<CUstream>(stream), params, nullptr),
                  "cuLaunchKernel", k.name);
-  LaunchAttribute attr{};
-  const LaunchConfig cfg = clusterLaunch(k, grid, block, cluster, stream, attr);
+  LaunchAttribute attrs[2]{};
+  LaunchConfig cfg = clusterLaunch(k, grid, block, cluster, stream, attrs[0]);
+  cfg.numAttrs = clustered ? 1 : 0;
+  if (k.pdl) {  // its launch may overlap the previous kernel's tail (nvptx::kPdlSymbol)
+    LaunchAttribute& a = attrs[cfg.numAttrs++];
+    a.id = kAttrProgrammaticStreamSerialization;
+    a.value.programmaticStreamSerializationAllowed = 1;
+  }
+  cfg.attrs = attrs;
   return check(g.cuLaunchKernelEx(&cfg, k.function, params, nullptr), "cuLaunchKernelEx", k.name);
 }
 

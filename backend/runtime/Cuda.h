@@ -22,6 +22,7 @@ struct Kernel {
   void* function = nullptr;  // CUfunction
   std::string name;
   unsigned dynamicShared = 0;  // bytes of dynamic shared memory each launch passes (nvptx::kDynamicSharedSymbol)
+  bool pdl = false;            // launched with programmatic stream serialization (nvptx::kPdlSymbol)
 };
 
 /// What the driver reports of a loaded kernel at a launch shape; 0 where it
@@ -68,6 +69,9 @@ public:
 
 private:
   Status check(int rc, const char* call, const std::string& kernel);
+  /// The .u32 global `name` of module `m` (a CUmodule) into `value`; `found`
+  /// false, and no error, when the module has none.
+  Status moduleU32(void* m, const char* name, const std::string& kernel, uint32_t& value, bool& found);
   std::string name_;
 };
 

@@ -3,7 +3,7 @@
 # kernels of tests/gpu/lang.fnk, with `fnk run --device gpu --check`
 # over ragged shapes (bf16 and f32), again with each compiler A/B knob set
 # the other way on the kernels it changes, fnk.torch against torch on CUDA
-# tensors,
+# tensors (also with FNK_PDL=1),
 # then bench/bench.py: every norm workload of PERFORMANCE.md against torch eager
 # and torch.compile in one process. Prints PASS/FAIL/
 # SKIP lines and tables, and last a summary: one line per step, then the
@@ -51,6 +51,12 @@ if [ $checks = 1 ]; then
     python3 tests/gpu/run_checks.py "$FNK" "$OUT/defer" $quick > "$OUT/checks_defer.log" 2>&1 || rc=1
   last=$(tail -1 "$OUT/checks_defer.log")
   step "checks with FNK_CLUSTER_DEFER=1: ${last#checks: }"
+  # Programmatic dependent launch (opt-in): plain and cluster launches with
+  # the attribute; the torch tests below run dependent kernels with it.
+  FNK_PDL=1 FNK_CHECK_ONLY=lang_cluster,rmsnorm_bwd_dw \
+    python3 tests/gpu/run_checks.py "$FNK" "$OUT/pdl" $quick > "$OUT/checks_pdl.log" 2>&1 || rc=1
+  last=$(tail -1 "$OUT/checks_pdl.log")
+  step "checks with FNK_PDL=1: ${last#checks: }"
 fi
 if [ $checks = 1 ]; then
   # Every kernel (stdlib, examples, variants, conformance) through ptxas, also
@@ -119,6 +125,8 @@ if [ $checks = 1 ]; then
     python3 -m pytest -q -p no:cacheprovider tests/gpu/test_torch.py > "$OUT/torch_tests.log" 2>&1 || rc=1
     tail -15 "$OUT/torch_tests.log"
     step "fnk.torch tests: $(tail -1 "$OUT/torch_tests.log")"
+    FNK_PDL=1 python3 -m pytest -q -p no:cacheprovider tests/gpu/test_torch.py > "$OUT/torch_tests_pdl.log" 2>&1 || rc=1
+    step "fnk.torch tests with FNK_PDL=1: $(tail -1 "$OUT/torch_tests_pdl.log")"
   else
     step "SKIP torch tests: python3 without torch"
   fi
