@@ -214,43 +214,33 @@ def variant_cases():
     for ctas in (2, 3, 4):  # x read three times (the last two from L2), few registers: more CTAs per SM
         yield ("LayerNorm fwd 32768x8192", f"reload3 WARPS=16 CTAS={ctas}", fwd,
                lambda ctas=ctas: var.ln_fwd_reload3(x, w, b, y, mean, rstd, eps=1e-6, WARPS=16, CTAS=ctas))
-    # The staged kernel with w and b loaded with each row and one reduction round (fewer registers).
-    for wp, ctas, st in ((8, 2, 3), (8, 2, 4), (8, 3, 3), (16, 2, 3), (16, 2, 4), (8, 4, 2), (4, 4, 3), (4, 6, 2)):
-        yield ("LayerNorm fwd 32768x8192", f"bulk1 WARPS={wp} CTAS={ctas} S={st} P={ctas * sms}", fwd,
-               lambda wp=wp, ctas=ctas, st=st: var.ln_fwd_bulk1(x, w, b, y, mean, rstd, eps=1e-6, WARPS=wp, CTAS=ctas,
-                                                                S=st, P=ctas * sms))
     # One row per CTA as rmsnorm_fwd_row, one reduction round, x read again (backend v9).
     for wp, ctas in ((16, 2), (8, 3), (8, 4), (16, 1)):
         yield ("LayerNorm fwd 32768x8192", f"row2 WARPS={wp} CTAS={ctas}", fwd,
                lambda wp=wp, ctas=ctas: var.ln_fwd_row2(x, w, b, y, mean, rstd, eps=1e-6, WARPS=wp, CTAS=ctas))
-    # The stdlib's persistent kernel, rows staged S - 1 ahead in shared memory by bulk copies (copy_bulk).
-    for wp, ctas, st in ((8, 2, 3), (8, 2, 2), (8, 2, 4), (8, 2, 6), (16, 1, 3), (8, 1, 4), (8, 1, 3), (8, 1, 5),
-                         (8, 1, 6), (8, 1, 8), (16, 1, 2), (16, 1, 4), (16, 1, 5), (16, 1, 8), (32, 1, 3), (32, 1, 4),
-                         (16, 2, 3), (32, 2, 3), (16, 1, 6), (16, 2, 2)):
-        yield ("LayerNorm fwd 32768x8192", f"staged WARPS={wp} CTAS={ctas} S={st} P={ctas * sms}", fwd,
-               lambda wp=wp, ctas=ctas, st=st: ln.layernorm_fwd_staged(x, w, b, y, mean, rstd, eps=1e-6, WARPS=wp,
-                                                                        CTAS=ctas, S=st, P=ctas * sms))
-    # The stdlib's staged kernel with mean and variance in two reduction rounds (backend v9's form, without its
-    # hand-written full-row branch: the version pass makes it).
-    for wp, ctas, st in ((8, 1, 4), (8, 1, 3), (8, 1, 8), (8, 2, 3), (16, 1, 4)):
-        yield ("LayerNorm fwd 32768x8192", f"2round WARPS={wp} CTAS={ctas} S={st} P={ctas * sms}", fwd,
-               lambda wp=wp, ctas=ctas, st=st: var.ln_fwd_2round(x, w, b, y, mean, rstd, eps=1e-6, WARPS=wp,
-                                                                 CTAS=ctas, S=st, P=ctas * sms))
-    # The stdlib's staged kernel with y out by bulk stores from a ring of two shared rows (store_bulk; backend v10).
-    for wp, ctas, st in ((16, 1, 4), (16, 1, 3), (16, 1, 8), (8, 1, 4), (8, 2, 3)):
-        yield ("LayerNorm fwd 32768x8192", f"bstore WARPS={wp} CTAS={ctas} S={st} P={ctas * sms}", fwd,
-               lambda wp=wp, ctas=ctas, st=st: var.ln_fwd_bstore(x, w, b, y, mean, rstd, eps=1e-6, WARPS=wp,
-                                                                 CTAS=ctas, S=st, P=ctas * sms))
-    # The next row's copy issued after this row's statistics: one CTA barrier fewer per row (backend v11).
-    for wp, ctas, st in ((16, 1, 4), (16, 1, 3), (16, 1, 5), (16, 1, 8), (8, 1, 4)):
-        yield ("LayerNorm fwd 32768x8192", f"latecopy WARPS={wp} CTAS={ctas} S={st} P={ctas * sms}", fwd,
-               lambda wp=wp, ctas=ctas, st=st: var.ln_fwd_latecopy(x, w, b, y, mean, rstd, eps=1e-6, WARPS=wp,
+    # The persistent forwards whose rows arrive S - 1 ahead in shared memory by bulk copies (copy_bulk): the
+    # stdlib's kernel and its variants, each at its (WARPS, CTAS per SM, S) settings.
+    staged = (
+        ("staged", ln.layernorm_fwd_staged,
+         ((8, 2, 3), (8, 2, 2), (8, 2, 4), (8, 2, 6), (16, 1, 3), (8, 1, 4), (8, 1, 3), (8, 1, 5), (8, 1, 6), (8, 1, 8),
+          (16, 1, 2), (16, 1, 4), (16, 1, 5), (16, 1, 8), (32, 1, 3), (32, 1, 4), (16, 2, 3), (32, 2, 3), (16, 1, 6),
+          (16, 2, 2))),
+        # w and b loaded with each row and one reduction round (fewer registers)
+        ("bulk1", var.ln_fwd_bulk1, ((8, 2, 3), (8, 2, 4), (8, 3, 3), (16, 2, 3), (16, 2, 4), (8, 4, 2), (4, 4, 3), (4, 6, 2))),
+        # mean and variance in two reduction rounds (backend v9's form, without its hand-written full-row branch)
+        ("2round", var.ln_fwd_2round, ((8, 1, 4), (8, 1, 3), (8, 1, 8), (8, 2, 3), (16, 1, 4))),
+        # y out by bulk stores from a ring of two shared rows (store_bulk; backend v10)
+        ("bstore", var.ln_fwd_bstore, ((16, 1, 4), (16, 1, 3), (16, 1, 8), (8, 1, 4), (8, 2, 3))),
+        # the next row's copy issued after this row's statistics: one CTA barrier fewer per row (backend v11)
+        ("latecopy", var.ln_fwd_latecopy, ((16, 1, 4), (16, 1, 3), (16, 1, 5), (16, 1, 8), (8, 1, 4))),
+        # w and b in shared memory, two 16-warp CTAs per SM (backend v11)
+        ("wsmem", var.ln_fwd_wsmem, ((16, 2, 3), (16, 2, 2), (16, 2, 4), (16, 1, 4), (8, 2, 3))),
+    )
+    for tag, kern, settings in staged:
+        for wp, ctas, st in settings:
+            yield ("LayerNorm fwd 32768x8192", f"{tag} WARPS={wp} CTAS={ctas} S={st} P={ctas * sms}", fwd,
+                   lambda kern=kern, wp=wp, ctas=ctas, st=st: kern(x, w, b, y, mean, rstd, eps=1e-6, WARPS=wp,
                                                                    CTAS=ctas, S=st, P=ctas * sms))
-    # w and b in shared memory, two 16-warp CTAs per SM (backend v11).
-    for wp, ctas, st in ((16, 2, 3), (16, 2, 2), (16, 2, 4), (16, 1, 4), (8, 2, 3)):
-        yield ("LayerNorm fwd 32768x8192", f"wsmem WARPS={wp} CTAS={ctas} S={st} P={ctas * sms}", fwd,
-               lambda wp=wp, ctas=ctas, st=st: var.ln_fwd_wsmem(x, w, b, y, mean, rstd, eps=1e-6, WARPS=wp,
-                                                                CTAS=ctas, S=st, P=ctas * sms))
     mean.copy_(torch.randn(M, device=DEV) * 0.1)
     rstd.copy_(torch.rand(M, device=DEV) + 0.5)
     dyl, dxl = torch.randn_like(x), torch.empty_like(x)

@@ -40,23 +40,21 @@ if [ $checks = 1 ]; then
   last=$(tail -1 "$OUT/checks_main.log")
   step "checks (every kernel over ragged shapes): ${last#checks: }"
   # The compiler's A/B knobs, on the kernels whose code they change, so that
-  # an A/B of one (bench/knob_ab.py) times correct kernels: the version pass
-  # left out (full tiles; on by default) and the cluster reduction's deferred
-  # wait (opt-in).
-  FNK_FULL_TILES=0 FNK_CHECK_ONLY=layernorm_fwd,dit_modulate_fwd \
-    python3 tests/gpu/run_checks.py "$FNK" "$OUT/full_tiles0" $quick > "$OUT/checks_full_tiles0.log" 2>&1 || rc=1
-  last=$(tail -1 "$OUT/checks_full_tiles0.log")
-  step "checks with FNK_FULL_TILES=0: ${last#checks: }"
-  FNK_CLUSTER_DEFER=1 FNK_CHECK_ONLY=split_pipe,lang_cluster,rmsnorm_fwd_split \
-    python3 tests/gpu/run_checks.py "$FNK" "$OUT/defer" $quick > "$OUT/checks_defer.log" 2>&1 || rc=1
-  last=$(tail -1 "$OUT/checks_defer.log")
-  step "checks with FNK_CLUSTER_DEFER=1: ${last#checks: }"
-  # Programmatic dependent launch (opt-in): plain and cluster launches with
-  # the attribute; the torch tests below run dependent kernels with it.
-  FNK_PDL=1 FNK_CHECK_ONLY=lang_cluster,rmsnorm_bwd_dw \
-    python3 tests/gpu/run_checks.py "$FNK" "$OUT/pdl" $quick > "$OUT/checks_pdl.log" 2>&1 || rc=1
-  last=$(tail -1 "$OUT/checks_pdl.log")
-  step "checks with FNK_PDL=1: ${last#checks: }"
+  # an A/B of one (bench/knob_ab.py) times correct kernels:
+  #   knob_checks NAME KNOB=VALUE KERNELS  (logs: $OUT/NAME, $OUT/checks_NAME.log)
+  knob_checks() {
+    env "$2" FNK_CHECK_ONLY="$3" python3 tests/gpu/run_checks.py "$FNK" "$OUT/$1" $quick > "$OUT/checks_$1.log" 2>&1 || rc=1
+    local last
+    last=$(tail -1 "$OUT/checks_$1.log")
+    step "checks with $2: ${last#checks: }"
+  }
+  # the version pass left out (full tiles; on by default), the cluster
+  # reduction's deferred wait (opt-in), and programmatic dependent launch
+  # (opt-in: plain and cluster launches with the attribute; the torch tests
+  # below run dependent kernels with it).
+  knob_checks full_tiles0 FNK_FULL_TILES=0 layernorm_fwd,dit_modulate_fwd
+  knob_checks defer FNK_CLUSTER_DEFER=1 split_pipe,lang_cluster,rmsnorm_fwd_split
+  knob_checks pdl FNK_PDL=1 lang_cluster,rmsnorm_bwd_dw
 fi
 if [ $checks = 1 ]; then
   # Every kernel (stdlib, examples, variants, conformance) through ptxas, also
