@@ -54,7 +54,7 @@ if [ $checks = 1 ]; then
   # below run dependent kernels with it).
   knob_checks full_tiles0 FNK_FULL_TILES=0 layernorm_fwd,dit_modulate_fwd
   knob_checks defer FNK_CLUSTER_DEFER=1 split_pipe,lang_cluster,rmsnorm_fwd_split
-  knob_checks pdl FNK_PDL=1 lang_cluster,rmsnorm_bwd_dw
+  knob_checks pdl FNK_PDL=1 lang_cluster,lang_reduce
 fi
 if [ $checks = 1 ]; then
   # Every kernel (stdlib, examples, variants, conformance) through ptxas, also
