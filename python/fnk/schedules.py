@@ -115,8 +115,9 @@ def rms_bwd(n, resident=None):
     clusters (1024x262144: 639 us, against 661 at 4 and 668 at 8, and 900 for
     rmsnorm_bwd_split), or the clusters resident at once (_resident_grid:
     620 us; 580 since the kernel updates dw before its cluster reduction,
-    backend v8; 556 since it loads w once, v11). One CTA per SM for the row kernel (1, 2 and 4 per SM ran within
-    1% at 32768x8192; more only add partial rows)."""
+    backend v8; 556 since it loads w once, v11). One CTA per SM for the row
+    kernel (1, 2 and 4 per SM ran within 1% at 32768x8192; more only add
+    partial rows)."""
     if n <= 2048:
         return Launch("rmsnorm_bwd_rows", rows_tile(n, 4 if n <= 512 else 8, elems=2048), per_sm=4)
     if n <= 8192:
