@@ -130,6 +130,27 @@ def test_layernorm_fwd_staged_one_round_statistics(m, n, block):
     np.testing.assert_allclose(y, (x64 - mu[:, None]) * ref_r[:, None] * w + b, rtol=1e-4, atol=1e-4)
 
 
+@pytest.mark.parametrize("kernel", ["ln_fwd_latecopy", "ln_fwd_wsmem", "ln_fwd_2round", "ln_fwd_bstore"])
+@pytest.mark.parametrize("m,n,block,s,p", [(7, 256, 256, 2, 3), (11, 200, 256, 3, 2), (5, 256, 256, 4, 2), (2, 9, 16, 3, 4)])
+def test_staged_layernorm_forward_variants(kernel, m, n, block, s, p):
+    """bench/variants.fnk's staged LayerNorm forwards (the next row's copy
+    after the statistics, w and b in shared memory, two reduction rounds, y
+    out by bulk stores) against NumPy float64: full and padded rows, rings
+    deeper than some CTAs' rows, more CTAs than rows, rows of mean 3."""
+    v = fnk.load(REPO / "bench" / "variants.fnk")
+    r = rng()
+    x = (3.0 + r.standard_normal((m, n))).astype(np.float32)
+    w, b = r.standard_normal(n).astype(np.float32), r.standard_normal(n).astype(np.float32)
+    y = np.full((m, n), np.nan, np.float32)
+    mean, rstd = np.full(m, np.nan, np.float32), np.full(m, np.nan, np.float32)
+    getattr(v, kernel)(x, w, b, y, mean, rstd, eps=1e-5, T="f32", BLOCK_N=block, WARPS=4, S=s, P=p)
+    x64 = x.astype(np.float64)
+    mu, ref_r = x64.mean(axis=1), 1 / np.sqrt(x64.var(axis=1) + 1e-5)
+    np.testing.assert_allclose(mean, mu, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(rstd, ref_r, rtol=1e-4)
+    np.testing.assert_allclose(y, (x64 - mu[:, None]) * ref_r[:, None] * w + b, rtol=1e-4, atol=1e-4)
+
+
 def test_ptx_of_an_instance(rms):
     """Kernel.ptx: the instance's PTX in a build with the GPU backend, else a
     CompileError that says the backend is missing; bad consts fail alike."""
