@@ -606,6 +606,13 @@ def wide_variant_cases(rms, var, sms):
             yield (bwd, f"split_pipe CLUSTER={c} BLOCK_N={bn} WARPS={wp} P={p} S={st}", 3 * M * N * 2,
                    lambda x=x, w=w, dy=dy, rstd=rstd, dx=dx, part=part, c=c, bn=bn, wp=wp, st=st:
                    var.rms_bwd_split_pipe(x, w, dy, rstd, dx, part, BLOCK_N=bn, CLUSTER=c, WARPS=wp, S=st))
+        # Pipelined without the ring, the row read again from L2 for dx (backend v11; FNK_NO_HOIST=1 keeps it
+        # from spilling: bench/knob_ab.py FNK_NO_HOIST --variants --only split_l2pipe).
+        for p in ((7, 14) if N > 65536 else ()):
+            part = torch.empty(p, N, device=DEV)
+            yield (bwd, f"split_l2pipe CLUSTER=16 BLOCK_N=16384 WARPS=16 P={p}", 3 * M * N * 2,
+                   lambda x=x, w=w, dy=dy, rstd=rstd, dx=dx, part=part:
+                   var.rms_bwd_split_l2pipe(x, w, dy, rstd, dx, part, BLOCK_N=16384, CLUSTER=16, WARPS=16))
         for p in ((7, 14) if N > 65536 else ()):
             part = torch.empty(p, N, device=DEV)
             yield (bwd, f"split_reload WARPS=16 CTAS=1 P={p}", 3 * M * N * 2,

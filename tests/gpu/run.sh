@@ -53,7 +53,7 @@ if [ $checks = 1 ]; then
   # (opt-in: plain and cluster launches with the attribute; the torch tests
   # below run dependent kernels with it).
   knob_checks full_tiles0 FNK_FULL_TILES=0 layernorm_fwd,dit_modulate_fwd
-  knob_checks defer FNK_CLUSTER_DEFER=1 split_pipe,lang_cluster,rmsnorm_fwd_split
+  knob_checks defer FNK_CLUSTER_DEFER=1 split_pipe,split_l2pipe,lang_cluster,rmsnorm_fwd_split
   knob_checks pdl FNK_PDL=1 lang_cluster,lang_reduce
 fi
 if [ $checks = 1 ]; then
