@@ -95,16 +95,25 @@ bool resolve(F& f, const char* name) {
   return f != nullptr;
 }
 
-/// The cuLaunchKernelEx configuration of a cluster launch; `attr` holds the
-/// cluster dims it points at.
-LaunchConfig clusterLaunch(const Kernel& k, const unsigned grid[3], unsigned block, const unsigned cluster[3],
-                           void* stream, LaunchAttribute& attr) {
-  attr = LaunchAttribute{};
-  attr.id = kAttrClusterDimension;
-  attr.value.clusterDim.x = cluster[0];
-  attr.value.clusterDim.y = cluster[1];
-  attr.value.clusterDim.z = cluster[2];
-  return LaunchConfig{grid[0], grid[1], grid[2], block, 1, 1, k.dynamicShared, static_cast<CUstream>(stream), &attr, 1};
+/// The cuLaunchKernelEx configuration of a launch; `attrs` holds the
+/// attributes it points at: the cluster dims of a cluster launch, and
+/// programmatic stream serialization when `pdl` (nvptx::kPdlSymbol).
+LaunchConfig launchConfig(const Kernel& k, const unsigned grid[3], unsigned block, const unsigned cluster[3],
+                          void* stream, bool pdl, LaunchAttribute (&attrs)[2]) {
+  unsigned n = 0;
+  if (cluster[0] * cluster[1] * cluster[2] > 1) {
+    LaunchAttribute& a = attrs[n++] = LaunchAttribute{};
+    a.id = kAttrClusterDimension;
+    a.value.clusterDim.x = cluster[0];
+    a.value.clusterDim.y = cluster[1];
+    a.value.clusterDim.z = cluster[2];
+  }
+  if (pdl) {  // its launch may overlap the previous kernel's tail
+    LaunchAttribute& a = attrs[n++] = LaunchAttribute{};
+    a.id = kAttrProgrammaticStreamSerialization;
+    a.value.programmaticStreamSerializationAllowed = 1;
+  }
+  return LaunchConfig{grid[0], grid[1], grid[2], block, 1, 1, k.dynamicShared, static_cast<CUstream>(stream), attrs, n};
 }
 
 /// An entry point fnk can do without: null when the driver lacks it.
@@ -239,20 +248,12 @@ Status Device::launch(const Kernel& k, const unsigned grid[3], unsigned block, c
   if (grid[0] == 0 || grid[1] == 0 || grid[2] == 0) return Status::ok();  // an empty grid runs nothing
   // Callers such as PyTorch's autograd threads may not have the context current.
   if (Status s = check(g.cuCtxSetCurrent(g_ctx), "cuCtxSetCurrent", k.name); !s) return s;
-  const bool clustered = cluster[0] * cluster[1] * cluster[2] > 1;
-  if (!clustered && !k.pdl)
+  LaunchAttribute attrs[2];
+  const LaunchConfig cfg = launchConfig(k, grid, block, cluster, stream, k.pdl, attrs);
+  if (cfg.numAttrs == 0)
     return check(g.cuLaunchKernel(k.function, grid[0], grid[1], grid[2], block, 1, 1, k.dynamicShared,
                                   static_cast<CUstream>(stream), params, nullptr),
                  "cuLaunchKernel", k.name);
-  LaunchAttribute attrs[2]{};
-  LaunchConfig cfg = clusterLaunch(k, grid, block, cluster, stream, attrs[0]);
-  cfg.numAttrs = clustered ? 1 : 0;
-  if (k.pdl) {  // its launch may overlap the previous kernel's tail (nvptx::kPdlSymbol)
-    LaunchAttribute& a = attrs[cfg.numAttrs++];
-    a.id = kAttrProgrammaticStreamSerialization;
-    a.value.programmaticStreamSerializationAllowed = 1;
-  }
-  cfg.attrs = attrs;
   return check(g.cuLaunchKernelEx(&cfg, k.function, params, nullptr), "cuLaunchKernelEx", k.name);
 }
 
@@ -285,8 +286,8 @@ Status Device::occupancy(const Kernel& k, const unsigned grid[3], unsigned block
         !s)
       return s;
   if (g.cuOccupancyMaxActiveClusters && cluster[0] * cluster[1] * cluster[2] > 1) {
-    LaunchAttribute attr{};
-    const LaunchConfig cfg = clusterLaunch(k, grid, block, cluster, nullptr, attr);
+    LaunchAttribute attrs[2];
+    const LaunchConfig cfg = launchConfig(k, grid, block, cluster, nullptr, /*pdl=*/false, attrs);
     if (Status s = check(g.cuOccupancyMaxActiveClusters(&out.clusters, k.function, &cfg),
                          "cuOccupancyMaxActiveClusters", k.name);
         !s)
