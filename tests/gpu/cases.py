@@ -49,22 +49,14 @@ def rmsnorm_cases(rng, M, N):
         for blk_n in sorted({blk, 2 * blk}):
             yield ("stdlib/norm/layernorm.fnk", "layernorm_fwd_staged", {"x": x + 3.0, "w": w, "b": b},
                    ["y", "mean", "rstd"], {"eps": 1e-5}, {}, {"BLOCK_N": blk_n, "WARPS": 4, "S": 3, "P": 2})
-        yield ("bench/variants.fnk", "ln_fwd_bulk1", {"x": x + 3.0, "w": w, "b": b}, ["y", "mean", "rstd"],
-               {"eps": 1e-5}, {}, {"BLOCK_N": blk, "WARPS": 4, "S": 3, "P": 2})
-        # y out by bulk stores (store_bulk), full rows and padded ones (within 227 KiB of shared memory in f32)
-        for blk_n in (blk, 2 * blk) if blk < 8192 else (blk,):
-            yield ("bench/variants.fnk", "ln_fwd_bstore", {"x": x + 3.0, "w": w, "b": b}, ["y", "mean", "rstd"],
-                   {"eps": 1e-5}, {}, {"BLOCK_N": blk_n, "WARPS": 4, "S": 3, "P": 2})
-        for blk_n in (blk, 2 * blk) if blk < 8192 else (blk,):  # w and b in shared memory, 2 CTAs per SM
-            yield ("bench/variants.fnk", "ln_fwd_wsmem", {"x": x + 3.0, "w": w, "b": b}, ["y", "mean", "rstd"],
-                   {"eps": 1e-5}, {}, {"BLOCK_N": blk_n, "WARPS": 4, "S": 3, "P": 3})
-        for blk_n in sorted({blk, 2 * blk}):  # the next row's copy after the statistics, without its own barrier
-            for s in (2, 3):
-                yield ("bench/variants.fnk", "ln_fwd_latecopy", {"x": x + 3.0, "w": w, "b": b}, ["y", "mean", "rstd"],
-                       {"eps": 1e-5}, {}, {"BLOCK_N": blk_n, "WARPS": 4, "S": s, "P": 3})
-        for blk_n in sorted({blk, 2 * blk}):
-            yield ("bench/variants.fnk", "ln_fwd_row2", {"x": x + 3.0, "w": w, "b": b}, ["y", "mean", "rstd"],
-                   {"eps": 1e-5}, {}, {"BLOCK_N": blk_n, "WARPS": 4})
+        # Its variants at one tile width (full rows at N = 4096 and 8192, padded ones below): w and b loaded per
+        # row (bulk1), y out by bulk stores (bstore), w and b in shared memory (wsmem), the next row's copy after
+        # the statistics without its own barrier (latecopy, at the tightest ring too), one row per CTA (row2).
+        for kernel, ring in (("ln_fwd_bulk1", {"S": 3, "P": 2}), ("ln_fwd_bstore", {"S": 3, "P": 2}),
+                             ("ln_fwd_wsmem", {"S": 3, "P": 3}), ("ln_fwd_latecopy", {"S": 2, "P": 3}),
+                             ("ln_fwd_latecopy", {"S": 3, "P": 3}), ("ln_fwd_row2", {})):
+            yield ("bench/variants.fnk", kernel, {"x": x + 3.0, "w": w, "b": b}, ["y", "mean", "rstd"],
+                   {"eps": 1e-5}, {}, {"BLOCK_N": blk, "WARPS": 4, **ring})
     yield ("stdlib/norm/layernorm.fnk", "layernorm_bwd", {"x": x, "w": w, "dy": dy, "mean": mu, "rstd": r},
            ["dx", "dw_partial", "db_partial"], {}, {"P": P})
     yield ("stdlib/norm/layernorm.fnk", "layernorm_bwd_dwdb",
