@@ -21,7 +21,10 @@ HERE = Path(__file__).resolve().parent
 
 
 def read_times(path):
-    """{(workload, config): us} from a tune.py CSV."""
+    """{(workload, config): us} from a tune.py CSV; {} when the run wrote none
+    (it failed before its first config)."""
+    if not os.path.exists(path):
+        return {}
     with open(path, newline="") as f:
         return {(r["workload"], r["config"]): float(r["us"]) for r in csv.DictReader(f)}
 

@@ -12,6 +12,7 @@ def test_compare_takes_the_best_of_each_setting(tmp_path):
     csv = tmp_path / "t.csv"
     csv.write_text('workload,config,us,GB/s\n"RMSNorm bwd 2048x8192 (dx, partials)",pf P=132,35.0,2900\n')
     assert knob_ab.read_times(csv) == {("RMSNorm bwd 2048x8192 (dx, partials)", "pf P=132"): 35.0}
+    assert knob_ab.read_times(tmp_path / "none.csv") == {}  # a run that died before its first config
     a, b = ("LN", "x"), ("LN", "y")
     off = [{a: 100.0, b: 50.0}, {a: 102.0, b: 51.0}]
     on = [{a: 90.0}, {a: 91.0, b: 40.0}]
