@@ -1,10 +1,10 @@
 #!/bin/bash
 # GPU tests: every stdlib kernel and example, and the language conformance
 # kernels of tests/gpu/lang.fnk, with `fnk run --device gpu --check`
-# over ragged shapes (bf16 and f32), again with the compiler's A/B knobs
-# whose other side is new code (not what an earlier lowering shipped) on the
-# kernels they change, fnk.torch against torch on CUDA tensors (also with
-# FNK_PDL=1),
+# over ragged shapes (bf16 and f32), again with three of the compiler's A/B
+# knobs set the other way (FNK_FULL_TILES=0, FNK_CLUSTER_DEFER=1, FNK_PDL=1)
+# on the kernels they change, fnk.torch against torch on CUDA tensors (also
+# with FNK_PDL=1),
 # then bench/bench.py: every norm workload of PERFORMANCE.md against torch eager
 # and torch.compile in one process. Prints PASS/FAIL/
 # SKIP lines and tables, and last a summary: one line per step, then the
