@@ -113,7 +113,7 @@ def ln_ref(x, w, b, eps=1e-5):
 
 
 class _Dit(torch.autograd.Function):
-    """examples/dit_modulate.fnk as an autograd function (2 kernels backward)."""
+    """examples/dit_modulate.fnk as an autograd function (one kernel each way)."""
     _mod = None
 
     @staticmethod
@@ -125,12 +125,26 @@ class _Dit(torch.autograd.Function):
     _ws = {}
 
     @staticmethod
-    def workspace(H):
-        """dit_modulate_bwd_reduce's dw/db sums and tickets (its default 64-column blocks): zeroed once here, left at zero by
-        every call, so one per width serves every backward on this stream."""
-        if H not in _Dit._ws:
-            _Dit._ws[H] = (torch.zeros(2, H, device=DEV), torch.zeros((H + 63) // 64, device=DEV, dtype=torch.int32))
-        return _Dit._ws[H]
+    def workspace(B, H):
+        """dit_modulate_bwd's batch sums, dw/db sums and tickets: zeroed once here, left at zero by every call, so one
+        per shape serves every backward on this stream."""
+        if (B, H) not in _Dit._ws:
+            _Dit._ws[B, H] = (torch.zeros(B, 2, H, device=DEV), torch.zeros(2, H, device=DEV),
+                              torch.zeros(B + 1, device=DEV, dtype=torch.int32))
+        return _Dit._ws[B, H]
+
+    _sb = {}
+
+    @staticmethod
+    def bwd_ctas(x):
+        """CTAs per batch for the backward: as many as are resident at once (one wave; tune.py --variants at
+        56x1024x1024, backend v12: SB = 14 104.5 us, 15 (a partial second wave) 120)."""
+        B, _, H = x.shape
+        key = (B, H, x.dtype)
+        if key not in _Dit._sb:
+            occ = _Dit.module().dit_modulate_bwd.occupancy(BLOCK_H=schedules.block(H), SB=1, T=fnt._dtype(x))
+            _Dit._sb[key] = max(1, occ["ctas_per_sm"] * occ["sms"] // B)
+        return _Dit._sb[key]
 
     @staticmethod
     def forward(ctx, x, w, b, scale, shift, eps):
@@ -151,15 +165,11 @@ class _Dit(torch.autograd.Function):
         x, w, b, scale, mean, rstd = ctx.saved_tensors
         m = _Dit.module()
         B, S, H = x.shape
-        # CTAs per batch: tune.py --variants (backend v3) at 56x1024x1024: SB=8 131 + 15 us (main +
-        # reduce), 16: 134 + 27, 32: 127 + 48; so about 4 CTAs per SM in all.
-        sb = max(1, min(S, (4 * torch.cuda.get_device_properties(0).multi_processor_count) // B))
         dx = torch.empty_like(x)
-        parts = [torch.empty(B, sb, H, device=DEV, dtype=torch.float32) for _ in range(2)]
-        m.dit_modulate_bwd(x, w, scale, dy.contiguous(), mean, rstd, dx, *parts, BLOCK_H=schedules.block(H))
         dscale, dshift = torch.empty_like(scale), torch.empty_like(scale)
         dw, db = torch.empty_like(w), torch.empty_like(b)
-        m.dit_modulate_bwd_reduce(w, b, scale, *parts, dscale, dshift, dw, db, *_Dit.workspace(H))
+        m.dit_modulate_bwd(x, w, b, scale, dy.contiguous(), mean, rstd, dx, dscale, dshift, dw, db, *_Dit.workspace(B, H),
+                           BLOCK_H=schedules.block(H), SB=_Dit.bwd_ctas(x))
         return dx, dw, db, dscale, dshift, None
 
 

@@ -63,9 +63,13 @@ def ln_dx_ref(x, g, mean, rstd):
     return rstd[..., None] * (g - g.mean(-1, keepdim=True) - xh * (g * xh).mean(-1, keepdim=True))
 
 
-def dit_sweep(dit, fwd_configs, sbs, bwd_warps, tag="", reduce_tiles=lambda sb: ((32, 8),), extra_fwd=(), extra_bwd=()):
-    """The DiT forward at each (SB, WARPS) of fwd_configs and the extra_fwd (config, call(*tensors)) candidates, then the
-    backward at each SB x WARPS and its reduce at each reduce_tiles(sb) (BLOCK_N, BLOCK_P); y and dx are judged."""
+def dit_sweep(dit, fwd_configs, bwd_configs, tag="", var=None, reduce_tiles=lambda sb: ((32, 8),), extra_fwd=(),
+              extra_bwd=()):
+    """The DiT forward at each (SB, WARPS) of fwd_configs and the extra_fwd (config, call(*tensors)) candidates, then
+    the one-kernel backward at each (SB, WARPS) of bwd_configs (dx, dscale, dshift, dw and db judged against float32
+    sums). With var (bench/variants.fnk), also the two-kernel backward it replaced (dit_bwd_parts at each SB of
+    bwd_configs, and its reduce at each reduce_tiles(sb) (BLOCK_N, BLOCK_P)) and the extra_bwd (config, SB, call)
+    candidates of that kind (dx judged)."""
     B, S, H = 56, 1024, 1024
     t = dit_tensors(B, S, H)
     xd, wd, bd, sc, sh, yd, md, rd = t
@@ -78,33 +82,47 @@ def dit_sweep(dit, fwd_configs, sbs, bwd_warps, tag="", reduce_tiles=lambda sb: 
                lambda sb=sb, wp=wp: dit.dit_modulate_fwd(*t, eps=1e-6, SB=sb, WARPS=wp))
     for config, call in extra_fwd:
         yield ("DiT fwd 56x1024x1024", config, fwd, lambda call=call: call(*t))
+    del ref_y
     dyd, dxd = torch.randn_like(xd), torch.empty_like(xd)
+    md.copy_(torch.randn(B, S, device=DEV) * 0.1)
     rd.copy_(torch.rand(B, S, device=DEV) + 0.5)
-    ref_dx = ln_dx_ref(xd, dyd.float() * (1 + sc.float()[:, None, :]) * wd.float(), md, rd)
+    scf = 1 + sc.float()
+    ref_dx = ln_dx_ref(xd, dyd.float() * scf[:, None, :] * wd.float(), md, rd)
+    xh = (xd.float() - md[..., None]) * rd[..., None]
+    s0, s1 = dyd.float().sum(1), (dyd.float() * xh).sum(1)
+    del xh
+    refs = (ref_dx, wd.float() * s1 + bd.float() * s0, s0, (scf * s1).sum(0), (scf * s0).sum(0))
+    bf = torch.bfloat16
+    outs = [torch.empty(B, H, device=DEV, dtype=bf) for _ in range(2)] + [torch.empty(H, device=DEV, dtype=bf) for _ in range(2)]
+    ws = (torch.zeros(B, 2, H, device=DEV), torch.zeros(2, H, device=DEV), torch.zeros(B + 1, device=DEV, dtype=torch.int32))
+    bwd = 3 * B * S * H * 2
+    CHECKS["DiT bwd 56x1024x1024"] = lambda: max(rel_err(o, r) for o, r in zip([dxd] + outs, refs))
+    for sb, wp in bwd_configs:
+        yield ("DiT bwd 56x1024x1024", f"{tag}SB={sb} WARPS={wp}", bwd,
+               lambda sb=sb, wp=wp: dit.dit_modulate_bwd(xd, wd, bd, sc, dyd, md, rd, dxd, *outs, *ws, SB=sb, WARPS=wp))
+    if var is None:
+        return
     CHECKS["DiT bwd 56x1024x1024 (dx, partials)"] = lambda: rel_err(dxd, ref_dx)
-    for sb in sbs:
-        parts = [torch.empty(B, sb, H, device=DEV) for _ in range(2)]  # the stdlib's s0, s1
-        parts4 = [torch.empty(B, sb, H, device=DEV) for _ in range(4)]  # the variants' pscale, pshift, pw, pb
-        for wp in bwd_warps:
-            yield ("DiT bwd 56x1024x1024 (dx, partials)", f"SB={sb} WARPS={wp}", 3 * B * S * H * 2,
-                   lambda wp=wp, parts=parts: dit.dit_modulate_bwd(xd, wd, sc, dyd, md, rd, dxd, *parts, WARPS=wp))
+    for sb in dict.fromkeys(sb for sb, _ in bwd_configs):
+        parts = [torch.empty(B, sb, H, device=DEV) for _ in range(2)]  # dit_bwd_parts' s0, s1
+        parts4 = [torch.empty(B, sb, H, device=DEV) for _ in range(4)]  # the other variants' pscale, pshift, pw, pb
+        for wp in (wp for sb_, wp in bwd_configs if sb_ == sb):
+            yield ("DiT bwd 56x1024x1024 (dx, partials)", f"parts SB={sb} WARPS={wp}", bwd,
+                   lambda wp=wp, parts=parts: var.dit_bwd_parts(xd, wd, sc, dyd, md, rd, dxd, *parts, WARPS=wp))
         for config, esb, call in extra_bwd:
             if esb == sb:
-                yield ("DiT bwd 56x1024x1024 (dx, partials)", config, 3 * B * S * H * 2,
+                yield ("DiT bwd 56x1024x1024 (dx, partials)", config, bwd,
                        lambda call=call, parts=parts4: call(xd, wd, bd, sc, dyd, md, rd, dxd, *parts))
-        bf = torch.bfloat16
-        outs = [torch.empty(B, H, device=DEV, dtype=bf) for _ in range(2)] + [torch.empty(H, device=DEV, dtype=bf) for _ in range(2)]
-        def reduce_err(parts=parts, outs=outs):
-            scf = 1 + sc.float()
-            s0, s1 = parts[0].sum(1), parts[1].sum(1)
-            return max(rel_err(outs[0], wd.float() * s1 + bd.float() * s0), rel_err(outs[1], s0),
-                       rel_err(outs[2], (scf * s1).sum(0)), rel_err(outs[3], (scf * s0).sum(0)))
+        def reduce_err(parts=parts):
+            p0, p1 = parts[0].sum(1), parts[1].sum(1)
+            return max(rel_err(outs[0], wd.float() * p1 + bd.float() * p0), rel_err(outs[1], p0),
+                       rel_err(outs[2], (scf * p1).sum(0)), rel_err(outs[3], (scf * p0).sum(0)))
         CHECKS["DiT bwd reduce 56x1024x1024"] = reduce_err
         for bn, bp in reduce_tiles(sb):
-            ws = (torch.zeros(2, H, device=DEV), torch.zeros(-(-H // bn), device=DEV, dtype=torch.int32))
+            rws = (torch.zeros(2, H, device=DEV), torch.zeros(-(-H // bn), device=DEV, dtype=torch.int32))
             yield ("DiT bwd reduce 56x1024x1024", f"SB={sb} BLOCK_N={bn} BLOCK_P={bp}", 2 * B * sb * H * 4,
-                   lambda parts=parts, outs=outs, bn=bn, bp=bp, ws=ws:
-                   dit.dit_modulate_bwd_reduce(wd, bd, sc, *parts, *outs, *ws, BLOCK_N=bn, BLOCK_P=bp))
+                   lambda parts=parts, bn=bn, bp=bp, rws=rws:
+                   var.dit_bwd_parts_reduce(wd, bd, sc, *parts, *outs, *rws, BLOCK_N=bn, BLOCK_P=bp))
 
 
 def cases():
@@ -164,7 +182,8 @@ def cases():
                lambda wp=wp, part=part: rms.rmsnorm_bwd(xs, w, dys, rstd[:Ms], dxs, part, BLOCK_N=8192, WARPS=wp))
 
     del ref_y, ref_dx
-    yield from dit_sweep(dit, ((32, 2), (64, 1), (64, 2), (64, 4), (128, 2)), (2, 4, 8), (4, 8))
+    # Backward grids around one wave of 4-warp CTAs (6 per SM at 80 registers: SB = 14 at B = 56 on 132 SMs).
+    yield from dit_sweep(dit, ((32, 2), (64, 1), (64, 2), (64, 4), (128, 2)), ((12, 4), (14, 4), (16, 4), (9, 8)))
 
 
 def variant_cases():
@@ -312,7 +331,9 @@ def variant_cases():
                for sb, wp, st in ((64, 2, 4), (128, 1, 2), (128, 1, 3), (128, 1, 4), (128, 1, 6), (256, 1, 3),
                                   (256, 1, 4), (448, 1, 3), (64, 1, 4), (96, 1, 4),
                                   # whole waves of 12 resident CTAs per SM (163 registers): 1, 2, 3, 4 waves
-                                  (28, 1, 3), (28, 1, 4), (28, 1, 6), (56, 1, 3), (56, 1, 4), (84, 1, 3), (113, 1, 3))]
+                                  (28, 1, 3), (28, 1, 4), (28, 1, 6), (56, 1, 3), (56, 1, 4), (84, 1, 3), (113, 1, 3),
+                                  # and of 16 (128 registers, the example's launch bound since backend v11): 1, 2, 4 waves
+                                  (37, 1, 3), (37, 1, 4), (37, 1, 6), (75, 1, 3), (75, 1, 4), (150, 1, 3))]
     pf_fwd += [(f"bstore SB={sb} WARPS=1 STAGES={st}",
                 lambda *t, sb=sb, st=st: var.dit_fwd_bstore(*t, eps=1e-6, SB=sb, WARPS=1, STAGES=st))
                for sb, st in ((256, 3), (256, 4), (128, 3), (113, 3))]
@@ -326,20 +347,21 @@ def variant_cases():
                 lambda *t, sb=sb, r=r, wp=wp: var.dit_fwd_wr(*t, eps=1e-6, SB=sb, ROWS=r, WARPS=wp))
                for sb, r, wp in ((16, 4, 4), (32, 4, 4), (8, 4, 4), (32, 2, 2), (64, 2, 2), (16, 8, 8), (32, 8, 4))]
     pf_bwd = [(f"pf SB={sb} WARPS={wp} PF={pf}", sb, lambda *t, wp=wp, pf=pf: var.dit_bwd_pf(*t, WARPS=wp, PF=pf))
-              for sb, wp, pf in ((8, 4, 1), (8, 4, 2), (8, 4, 3), (16, 2, 2), (16, 4, 2))]
+              for sb, wp, pf in ((8, 4, 1), (8, 4, 2), (8, 4, 3), (16, 2, 2), (16, 4, 2), (14, 4, 1), (14, 4, 2), (14, 2, 1))]
     pf_bwd += [(f"rows SB={sb} ROWS={r} WARPS={wp}", sb, lambda *t, r=r, wp=wp: var.dit_bwd_rows(*t, ROWS=r, WARPS=wp))
                for sb, r, wp in ((8, 2, 4), (16, 2, 4), (8, 4, 8), (16, 4, 8), (8, 8, 16), (8, 4, 4), (16, 4, 4),
                                  (8, 8, 8), (8, 2, 2), (16, 8, 4))]
     # x and dy staged by bulk copies STAGES - 1 rows ahead (backend v10): 448-896 CTAs, all resident.
     pf_bwd += [(f"staged SB={sb} WARPS={wp} STAGES={st}", sb,
                 lambda *t, wp=wp, st=st: var.dit_bwd_staged(*t, WARPS=wp, STAGES=st))
-               for sb, wp, st in ((8, 4, 4), (16, 4, 4), (16, 4, 3), (8, 2, 4), (16, 2, 4), (8, 4, 6))]
+               for sb, wp, st in ((8, 4, 4), (16, 4, 4), (16, 4, 3), (8, 2, 4), (16, 2, 4), (8, 4, 6), (14, 4, 3), (14, 2, 4))]
     pf_bwd += [(f"wr SB={sb} ROWS={r} WARPS={wp}", sb, lambda *t, r=r, wp=wp: var.dit_bwd_wr(*t, ROWS=r, WARPS=wp))
                for sb, r, wp in ((8, 4, 4), (16, 4, 4), (8, 2, 2), (16, 2, 2), (8, 8, 8))]
     # Backward grids of SB CTAs per batch: at 2 and 4 warps (159 and 80 registers) 6 CTAs fit per SM, 792 at once, so
-    # SB = 14 is one full wave and 16 and 32 leave a partial last one; bench.py's 9 (4 per SM) is one wave of the
-    # 8-warp CTAs (57 registers). SB = 12 and 14 added in backend v11, not yet timed.
-    yield from dit_sweep(dit, ((64, 2),), (8, 12, 14, 16, 32), (2, 4, 8), tag="stdlib ",
+    # SB = 14 is one full wave and 15, 16 and 32 leave a partial last one (backend v12: 99-100 us at 14, 123.7 at 8,
+    # 127.7 at 16 for the two-kernel backward's first kernel); 8 warps (57 registers) hold 4 per SM, SB = 9.
+    yield from dit_sweep(dit, ((64, 2),), tuple((sb, wp) for sb in (8, 9, 12, 13, 14, 15, 16, 32) for wp in (2, 4, 8)),
+                         tag="stdlib ", var=var,
                          extra_fwd=rows_fwd + tile_fwd + pf_fwd,
                          extra_bwd=pf_bwd,
                          reduce_tiles=lambda sb: ((32, 8), (16, 8), (64, 8), (128, 8), (32, 4)) if sb == 8 else ((32, 8),))

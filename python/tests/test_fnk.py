@@ -556,3 +556,37 @@ def test_one_kernel_backward_with_a_ticket():
         np.testing.assert_allclose(dx, ref_dx, rtol=1e-4, atol=1e-4)
         np.testing.assert_allclose(dw, (dy * x * rstd[:, None].astype(np.float64)).sum(axis=0), rtol=1e-4, atol=1e-4)
         assert not acc.any() and ticket[0] == 0
+
+
+@pytest.mark.parametrize("b_,s,h,block,sb", [(3, 7, 24, 32, 3), (2, 5, 16, 16, 5), (4, 2, 30, 32, 3)])
+def test_dit_backward_in_one_kernel(b_, s, h, block, sb):
+    """examples/dit_modulate.fnk's backward (dx; then each batch's last CTA
+    reads the sums its CTAs added, and the last batch writes dw and db)
+    against NumPy float64, twice on the same workspace: its tickets and sums
+    must be back at zero after each call. Padded rows, more CTAs than rows."""
+    m = fnk.load(REPO / "examples" / "dit_modulate.fnk")
+    r = rng()
+    x = r.standard_normal((b_, s, h)).astype(np.float32)
+    w, bias = r.standard_normal(h).astype(np.float32), r.standard_normal(h).astype(np.float32)
+    scale = (0.1 * r.standard_normal((b_, h))).astype(np.float32)
+    dy = r.standard_normal((b_, s, h)).astype(np.float32)
+    x64 = x.astype(np.float64)
+    mean, rstd = x64.mean(axis=2), 1 / np.sqrt(x64.var(axis=2) + 1e-5)
+    xh = (x64 - mean[..., None]) * rstd[..., None]
+    sc = 1 + scale.astype(np.float64)
+    g = dy * sc[:, None, :] * w
+    dx_ref = rstd[..., None] * (g - g.mean(-1, keepdims=True) - xh * (g * xh).mean(-1, keepdims=True))
+    s0, s1 = dy.sum(axis=1, dtype=np.float64), (dy * xh).sum(axis=1)
+    accb, acc, ticket = np.zeros((b_, 2, h), np.float32), np.zeros((2, h), np.float32), np.zeros(b_ + 1, np.int32)
+    for _ in range(2):
+        dx = np.full_like(x, np.nan)
+        dscale, dshift = np.full((b_, h), np.nan, np.float32), np.full((b_, h), np.nan, np.float32)
+        dw, db = np.full(h, np.nan, np.float32), np.full(h, np.nan, np.float32)
+        m.dit_modulate_bwd(x, w, bias, scale, dy, mean.astype(np.float32), rstd.astype(np.float32), dx,
+                           dscale, dshift, dw, db, accb, acc, ticket, T="f32", BLOCK_H=block, WARPS=2, SB=sb)
+        np.testing.assert_allclose(dx, dx_ref, rtol=1e-4, atol=1e-4)
+        np.testing.assert_allclose(dscale, w * s1 + bias * s0, rtol=1e-4, atol=1e-4)
+        np.testing.assert_allclose(dshift, s0, rtol=1e-4, atol=1e-4)
+        np.testing.assert_allclose(dw, (sc * s1).sum(0), rtol=1e-4, atol=1e-4)
+        np.testing.assert_allclose(db, (sc * s0).sum(0), rtol=1e-4, atol=1e-4)
+        assert not acc.any() and not ticket.any() and not accb.any()

@@ -117,7 +117,13 @@ def dit_cases(rng, B, S, H):
         yield (file, kernel,
                {"x": x, "w": w, "b": b, "scale": scale, "shift": shift}, ["y", "mean", "rstd"], {"eps": 1e-5}, {},
                {"SB": 3, "STAGES": stages, "BLOCK_H": max(256, 1 << (H - 1).bit_length())})
+    # One kernel: the batch's last CTA reads the sums its CTAs added, the last batch writes dw and db
+    # (accb, acc and the tickets start and end at 0); SB = 3 CTAs per batch, ragged unless 3 divides S.
     yield ("examples/dit_modulate.fnk", "dit_modulate_bwd",
+           {"x": x, "w": w, "b": b, "scale": scale, "dy": dy, "mean": mu, "rstd": r},
+           ["dx", "dscale", "dshift", "dw", "db", "accb", "acc", "ticket"], {}, {"BT": B + 1}, {"SB": 3})
+    # The two kernels it replaced: partial rows, then their sums.
+    yield ("bench/variants.fnk", "dit_bwd_parts",
            {"x": x, "w": w, "scale": scale, "dy": dy, "mean": mu, "rstd": r},
            ["dx", "ps0", "ps1"], {}, {"SB": SB})
     # The backward with x and dy staged by bulk copies, rings deeper than some CTAs' rows.
@@ -128,7 +134,7 @@ def dit_cases(rng, B, S, H):
                {"STAGES": stages, "WARPS": warps, "BLOCK_H": max(256, 1 << (H - 1).bit_length())})
     p = {k: rng.standard_normal((B, SB, H)) for k in ("ps0", "ps1")}
     # dw, db through atomics and a last-CTA ticket per 32-column block (acc and ticket start and end at 0).
-    yield ("examples/dit_modulate.fnk", "dit_modulate_bwd_reduce", {"w": w, "b": b, "scale": scale, **p},
+    yield ("bench/variants.fnk", "dit_bwd_parts_reduce", {"w": w, "b": b, "scale": scale, **p},
            ["dscale", "dshift", "dw", "db", "acc", "ticket"], {}, {"C": cdiv(H, 32)})
 
 
@@ -173,7 +179,7 @@ def wide_dit_cases(rng, B, S, H):
         base, consts = c[:6], (c[6] if len(c) > 6 else {})
         if consts.get("WARPS") == 1:
             continue  # one warp over 4096 columns is 128 elements per lane: not a schedule anyone would run
-        if c[1] == "dit_modulate_bwd_reduce":
+        if c[1] == "dit_bwd_parts_reduce":
             yield base[:5] + ({"C": cdiv(H, 1024)},) + ({**consts, "BLOCK_N": 1024, "BLOCK_P": 4},)
         else:
             yield base + ({**consts, "BLOCK_H": 4096},)

@@ -501,9 +501,9 @@ std::vector<DitCase> ditCases() {
         for (int64_t h : {7, 64, 1000}) {
           // B = 2 uses the smallest power of two >= H, B = 1 the default 1024.
           int bh = b == 2 ? static_cast<int>(std::bit_ceil(static_cast<uint64_t>(h))) : 0;
-          // ROWS = 1 at S = 17 gives SB = 17 partial rows per batch: two
-          // BLOCK_P = 16 chunks in the reduction. Else the default 8 (S = 17: SB = 3,
-          // the last CTA with masked rows).
+          // ROWS = 1 at S = 17 gives SB = 17 CTAs per batch, one row each.
+          // Else the default 8 (S = 17: SB = 3, the CTAs with 6, 6 and 5 rows;
+          // S = 1 and 5: one CTA per batch).
           int rows = (s == 17 && b == 2) ? 1 : 0;
           out.push_back({b, s, h, t, bh, rows});
         }
@@ -581,41 +581,33 @@ TEST_P(DitTest, Bwd) {
     rstd.data[row] = toF32(st.rstd);
   }
   HostArray dx = makeArray(c.T, {B, S, H});
-  HostArray ps0 = makeArray(DType::F32, {B, SB, H}), ps1 = makeArray(DType::F32, {B, SB, H});
   HostArray dscale = makeArray(c.T, {B, H}), dshift = makeArray(c.T, {B, H});
   HostArray dw = makeArray(c.T, {H}), db = makeArray(c.T, {H});
+  // One kernel: each CTA adds its column sums to accb[b]; the batch's last
+  // CTA (by ticket) writes dscale and dshift and adds to acc; the last batch
+  // writes dw and db. accb, acc and ticket start at zero and end there.
+  HostArray accb = makeArray(DType::F32, {B, 2, H}), acc = makeArray(DType::F32, {2, H});
+  HostArray ticket = makeArray(DType::I32, {B + 1});
+  for (HostArray* a : {&accb, &acc, &ticket}) std::fill(a->data.begin(), a->data.end(), 0.0);
   const Compiled& bwd =
-      compile("examples/dit_modulate.fnk", "dit_modulate_bwd", consts(c.T, {{"BLOCK_H", c.blockH}}));
+      compile("examples/dit_modulate.fnk", "dit_modulate_bwd", consts(c.T, {{"BLOCK_H", c.blockH}, {"SB", SB}}));
   ASSERT_TRUE(runKernel(bwd, {{"x", &in.x},
                               {"w", &in.w},
+                              {"b", &in.b},
                               {"scale", &in.scale},
                               {"dy", &dy},
                               {"mean", &mean},
                               {"rstd", &rstd},
                               {"dx", &dx},
-                              {"ps0", &ps0},
-                              {"ps1", &ps1}}));
-  // dw and db are summed atomically into acc; the last CTA of each column
-  // block (by ticket) writes them and leaves acc and ticket at zero.
-  const int64_t blockN = 32, C = cdiv(H, blockN);
-  HostArray acc = makeArray(DType::F32, {2, H}), ticket = makeArray(DType::I32, {C});
-  std::fill(acc.data.begin(), acc.data.end(), 0.0);
-  std::fill(ticket.data.begin(), ticket.data.end(), 0.0);
-  const Compiled& red =
-      compile("examples/dit_modulate.fnk", "dit_modulate_bwd_reduce", consts(c.T, {{"BLOCK_N", blockN}}));
-  ASSERT_TRUE(runKernel(red, {{"w", &in.w},
-                              {"b", &in.b},
-                              {"scale", &in.scale},
-                              {"ps0", &ps0},
-                              {"ps1", &ps1},
                               {"dscale", &dscale},
                               {"dshift", &dshift},
                               {"dw", &dw},
                               {"db", &db},
+                              {"accb", &accb},
                               {"acc", &acc},
                               {"ticket", &ticket}}));
-  EXPECT_TRUE(std::all_of(acc.data.begin(), acc.data.end(), [](double v) { return v == 0.0; }));
-  EXPECT_TRUE(std::all_of(ticket.data.begin(), ticket.data.end(), [](double v) { return v == 0.0; }));
+  for (HostArray* a : {&accb, &acc, &ticket})
+    EXPECT_TRUE(std::all_of(a->data.begin(), a->data.end(), [](double v) { return v == 0.0; }));
 
   // xhat = (x - mean) * rstd, h = xhat * w + b, dh = dy * (1 + scale[b]), g = dh * w:
   // dx = rstd * (g - mean_j(g) - xhat * mean_j(g * xhat));
