@@ -102,6 +102,9 @@ def dit_sweep(dit, fwd_configs, bwd_configs, tag="", var=None, reduce_tiles=lamb
                lambda sb=sb, wp=wp: dit.dit_modulate_bwd(xd, wd, bd, sc, dyd, md, rd, dxd, *outs, *ws, SB=sb, WARPS=wp))
     if var is None:
         return
+    for sb, cl in ((14, 2), (16, 2), (12, 2)):
+        yield ("DiT bwd 56x1024x1024", f"cl SB={sb} CL={cl} WARPS=4", bwd,
+               lambda sb=sb, cl=cl: var.dit_bwd_cl(xd, wd, bd, sc, dyd, md, rd, dxd, *outs, *ws, SB=sb, CL=cl))
     CHECKS["DiT bwd 56x1024x1024 (dx, partials)"] = lambda: rel_err(dxd, ref_dx)
     for sb in dict.fromkeys(sb for sb, _ in bwd_configs):
         parts = [torch.empty(B, sb, H, device=DEV) for _ in range(2)]  # dit_bwd_parts' s0, s1

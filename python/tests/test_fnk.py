@@ -558,13 +558,18 @@ def test_one_kernel_backward_with_a_ticket():
         assert not acc.any() and ticket[0] == 0
 
 
-@pytest.mark.parametrize("b_,s,h,block,sb", [(3, 7, 24, 32, 3), (2, 5, 16, 16, 5), (4, 2, 30, 32, 3)])
-def test_dit_backward_in_one_kernel(b_, s, h, block, sb):
+@pytest.mark.parametrize("kernel", ["examples:dit_modulate_bwd", "variants:dit_bwd_cl"])
+@pytest.mark.parametrize("b_,s,h,block,sb", [(3, 7, 24, 32, 4), (2, 5, 16, 16, 6), (4, 2, 30, 32, 4), (2, 9, 20, 32, 3)])
+def test_dit_backward_in_one_kernel(kernel, b_, s, h, block, sb):
     """examples/dit_modulate.fnk's backward (dx; then each batch's last CTA
     reads the sums its CTAs added, and the last batch writes dw and db)
     against NumPy float64, twice on the same workspace: its tickets and sums
-    must be back at zero after each call. Padded rows, more CTAs than rows."""
-    m = fnk.load(REPO / "examples" / "dit_modulate.fnk")
+    must be back at zero after each call. Padded rows, more CTAs than rows;
+    bench/variants.fnk's dit_bwd_cl (clusters of 2 sum first) alike."""
+    where, name = kernel.split(":")
+    if name == "dit_bwd_cl":
+        sb += sb % 2  # clusters of 2 along SB
+    k = getattr(fnk.load(REPO / ("examples/dit_modulate.fnk" if where == "examples" else "bench/variants.fnk")), name)
     r = rng()
     x = r.standard_normal((b_, s, h)).astype(np.float32)
     w, bias = r.standard_normal(h).astype(np.float32), r.standard_normal(h).astype(np.float32)
@@ -582,8 +587,8 @@ def test_dit_backward_in_one_kernel(b_, s, h, block, sb):
         dx = np.full_like(x, np.nan)
         dscale, dshift = np.full((b_, h), np.nan, np.float32), np.full((b_, h), np.nan, np.float32)
         dw, db = np.full(h, np.nan, np.float32), np.full(h, np.nan, np.float32)
-        m.dit_modulate_bwd(x, w, bias, scale, dy, mean.astype(np.float32), rstd.astype(np.float32), dx,
-                           dscale, dshift, dw, db, accb, acc, ticket, T="f32", BLOCK_H=block, WARPS=2, SB=sb)
+        k(x, w, bias, scale, dy, mean.astype(np.float32), rstd.astype(np.float32), dx,
+          dscale, dshift, dw, db, accb, acc, ticket, T="f32", BLOCK_H=block, WARPS=2, SB=sb)
         np.testing.assert_allclose(dx, dx_ref, rtol=1e-4, atol=1e-4)
         np.testing.assert_allclose(dscale, w * s1 + bias * s0, rtol=1e-4, atol=1e-4)
         np.testing.assert_allclose(dshift, s0, rtol=1e-4, atol=1e-4)
