@@ -34,7 +34,6 @@ enum class Knob {
   UniformPrefetch,     // FNK_UNIFORM_PREFETCH: prefetched scalars loaded by every lane, not lane 0 and a shuffle
   ClusterDefer,        // FNK_CLUSTER_DEFER: a scalar cluster.reduce's wait and fold at the first use of its result
   TreeFold,            // FNK_TREE_FOLD (default 1): a row's warp partials folded pairwise, 0: one after another
-  CopyBarrier,         // FNK_COPY_BARRIER: a bar.sync before every copy_bulk, even after a barrier that orders it
   Pdl,                 // FNK_PDL: programmatic dependent launch (nvptx::kPdlSymbol)
 };
 /// The knob's variable as an integer (a non-numeric text counts as 1), or

@@ -69,63 +69,6 @@ llvm::Value* Lowerer::intrinsic(unsigned id, llvm::ArrayRef<llvm::Type*> types, 
 
 void Lowerer::barrier() { intrinsic(llvm::Intrinsic::nvvm_barrier_cta_sync_aligned_all, {}, {i32(0)}); }
 
-namespace {
-/// Whether `bb` calls llvm.trap: control that enters it never leaves.
-bool traps(const llvm::BasicBlock& bb) {
-  for (const llvm::Instruction& in : bb)
-    if (const auto* call = llvm::dyn_cast<llvm::CallInst>(&in))
-      if (const llvm::Function* f = call->getCalledFunction(); f && f->getIntrinsicID() == llvm::Intrinsic::trap) return true;
-  return false;
-}
-}  // namespace
-
-bool Lowerer::barrierSinceAccess(llvm::Value* buffer) {
-  const llvm::Value* target = llvm::getUnderlyingObject(buffer);
-  // An access whose address may be `buffer`'s: the buffer itself, or an
-  // address not derived from some other global (a shared or generic pointer
-  // of unknown origin; global memory is never a shared buffer).
-  auto mayBe = [&](const llvm::Value* p) {
-    const llvm::Value* obj = llvm::getUnderlyingObject(p);
-    return obj == target || (!llvm::isa<llvm::GlobalVariable>(obj) && p->getType()->getPointerAddressSpace() != 1);
-  };
-  llvm::BasicBlock* bb = b.GetInsertBlock();
-  llvm::BasicBlock::iterator end = b.GetInsertPoint();
-  for (int blocks = 0; bb && blocks < 16; ++blocks) {
-    bool phis = false;  // a loop header (its back edge not emitted yet) or a join
-    for (auto it = end; it != bb->begin();) {
-      const llvm::Instruction& in = *--it;
-      phis = phis || llvm::isa<llvm::PHINode>(in);
-      if (const auto* call = llvm::dyn_cast<llvm::CallInst>(&in)) {
-        const llvm::Function* f = call->getCalledFunction();
-        if (f && f->getIntrinsicID() == llvm::Intrinsic::nvvm_barrier_cta_sync_aligned_all) return true;
-        // Inline asm (bulk copies, mbarrier waits, cluster pushes), calls and
-        // memory intrinsics: assume they touch the buffer.
-        if (call->isInlineAsm() || !f || !f->isIntrinsic() || llvm::isa<llvm::MemIntrinsic>(call)) return false;
-        for (const llvm::Value* a : call->args())
-          if (a->getType()->isPointerTy() && mayBe(a)) return false;
-        continue;
-      }
-      if (!in.mayReadOrWriteMemory()) continue;
-      const llvm::Value* p = llvm::getLoadStorePointerOperand(&in);
-      if (!p || mayBe(p)) return false;  // atomics and fences count as accesses
-    }
-    // The one predecessor that can reach here (a join of a trap's branch,
-    // as trapUnless emits, has one); a join or a loop header ends the walk.
-    // A loop's header gets its back edge only after the body is emitted, so
-    // it is told by its phis, not by its predecessors.
-    if (phis) return false;
-    llvm::BasicBlock* from = nullptr;
-    for (llvm::BasicBlock* pred : llvm::predecessors(bb)) {
-      if (traps(*pred)) continue;
-      if (from) return false;
-      from = pred;
-    }
-    bb = from;
-    if (bb) end = bb->end();
-  }
-  return false;
-}
-
 llvm::Value* Lowerer::scratch(int64_t bytes, int which) {
   if (!scratch_[which]) {
     auto* ty = llvm::ArrayType::get(b.getInt8Ty(), 16);

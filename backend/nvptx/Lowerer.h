@@ -103,13 +103,6 @@ public:
   llvm::Value* linearize(const std::vector<llvm::Value*>& coords, const std::vector<int64_t>& shape);
   llvm::Value* intrinsic(unsigned id, llvm::ArrayRef<llvm::Type*> types, llvm::ArrayRef<llvm::Value*> args);
   void barrier();
-  /// True when, on every path to the insertion point, a CTA barrier ran after
-  /// the last access that may touch shared buffer `buffer` (a load, store or
-  /// intrinsic with a pointer to it, or any inline asm or call). Walks back
-  /// through the code emitted so far, block by single predecessor (a trap's
-  /// branch aside); a join or a block with phis (a loop header: its back
-  /// edge comes later) ends the walk with false.
-  bool barrierSinceAccess(llvm::Value* buffer);
   /// The scratch buffer in shared memory, at least `bytes` long (16-aligned).
   llvm::Value* scratch(int64_t bytes, int which = 0);
   /// Starts one use of scratch memory (the caller writes it, bar.sync, reads

@@ -711,10 +711,10 @@ Status Lowerer::lowerCopyBulk(const ir::Operation& op) {
   if (!run) return fail(op, "memory operand is not lowered");
   const BulkRun& r = *run;
   BulkState& st = bulkState(op.operand(0));
-  // Every thread's reads of the slot before the copy overwrites it; a
-  // barrier since the last access to the buffer already orders them (a copy
-  // written after a row's reduction, FNK_COPY_BARRIER=1 keeps it anyway).
-  if (knob(Knob::CopyBarrier) || !barrierSinceAccess(r.dst.mem->base)) barrier();
+  // Every thread's reads of the slot before the copy overwrites it. Kept
+  // even where a barrier since the last access already orders them: leaving
+  // that one out measured 2% slower (backend v12, docs/perf-notes.md).
+  barrier();
   if (r.runs)
     emitIf(b.CreateICmpNE(r.bytes, i32(0)), [&] {
       emitIf(b.CreateICmpEQ(tid, i32(0)), [&] {

@@ -91,7 +91,7 @@ constexpr const char* kKnobNames[] = {"FNK_NO_CONTRACT",          "FNK_NO_HOIST"
                                       "FNK_NO_SIBLING_REDUCE",    "FNK_NO_MINCTAS", "FNK_MINCTAS",
                                       "FNK_SCRATCH_BARRIERS",     "FNK_UNROLL",    "FNK_CLUSTER_ASYNC",
                                       "FNK_UNIFORM_PREFETCH",     "FNK_CLUSTER_DEFER",
-                                      "FNK_TREE_FOLD",            "FNK_COPY_BARRIER",
+                                      "FNK_TREE_FOLD",
                                       "FNK_PDL"};  // in Knob's order
 static_assert(std::size(kKnobNames) == static_cast<size_t>(Knob::Pdl) + 1, "one name per Knob");
 
@@ -118,7 +118,7 @@ int64_t knob(Knob k, int64_t dflt) {
 }
 
 std::string loweringKey() {
-  std::string k = "nvptx-v1.22";  // bump with every change to the lowering
+  std::string k = "nvptx-v1.23";  // bump with every change to the lowering
   for (const std::string& t : knobTexts()) k += "|" + t;
   return k + ir::knobKey();  // the IR passes' knobs change what is lowered
 }
