@@ -126,6 +126,10 @@ def dit_cases(rng, B, S, H):
     yield ("bench/variants.fnk", "dit_bwd_cl",
            {"x": x, "w": w, "b": b, "scale": scale, "dy": dy, "mean": mu, "rstd": r},
            ["dx", "dscale", "dshift", "dw", "db", "accb", "acc", "ticket"], {}, {"BT": B + 1}, {"SB": 4})
+    # The column sums in shared memory.
+    yield ("bench/variants.fnk", "dit_bwd_ssum",
+           {"x": x, "w": w, "b": b, "scale": scale, "dy": dy, "mean": mu, "rstd": r},
+           ["dx", "dscale", "dshift", "dw", "db", "accb", "acc", "ticket"], {}, {"BT": B + 1}, {"SB": 3})
     # The two kernels it replaced: partial rows, then their sums.
     yield ("bench/variants.fnk", "dit_bwd_parts",
            {"x": x, "w": w, "scale": scale, "dy": dy, "mean": mu, "rstd": r},
