@@ -63,6 +63,17 @@ def ln_dx_ref(x, g, mean, rstd):
     return rstd[..., None] * (g - g.mean(-1, keepdim=True) - xh * (g * xh).mean(-1, keepdim=True))
 
 
+def one_wave(kernel, batches, **consts):
+    """CTAs per batch that fill the GPU once (every CTA resident at once) for this kernel instance, as the driver
+    counts them (Kernel.occupancy); None, with a note, when the driver cannot say."""
+    try:
+        occ = kernel.occupancy(**consts)
+    except fnk.CompileError as e:
+        print(f"  (no occupancy for {kernel.name} {consts}: {str(e).splitlines()[0][:120]})", flush=True)
+        return None
+    return max(1, occ["ctas_per_sm"] * occ["sms"] // batches) if occ["ctas_per_sm"] > 0 else None
+
+
 def dit_sweep(dit, fwd_configs, bwd_configs, tag="", var=None, reduce_tiles=lambda sb: ((32, 8),), extra_fwd=(),
               extra_bwd=()):
     """The DiT forward at each (SB, WARPS) of fwd_configs and the extra_fwd (config, call(*tensors)) candidates, then
@@ -372,10 +383,21 @@ def variant_cases():
     # Backward grids of SB CTAs per batch: at 2 and 4 warps (159 and 80 registers) 6 CTAs fit per SM, 792 at once, so
     # SB = 14 is one full wave and 15, 16 and 32 leave a partial last one (backend v12: 99-100 us at 14, 123.7 at 8,
     # 127.7 at 16 for the two-kernel backward's first kernel); 8 warps (57 registers) hold 4 per SM, SB = 9.
-    yield from dit_sweep(dit, ((64, 2),), tuple((sb, wp) for sb in (8, 9, 12, 13, 14, 15, 16, 32) for wp in (2, 4, 8)),
+    # The two-kernel variants swept above at 8 and 16 CTAs per batch, again at one wave: SB from the driver's CTAs per
+    # SM for each (backend v12; ptxas: rows 2x4 157 registers, 3 per SM; rows 2x8 111, 2; wr 2x2 249, 4; pf 120, 4).
+    wave = []
+    for tag, k, c in (("rows", var.dit_bwd_rows, {"ROWS": 2, "WARPS": 4}), ("rows", var.dit_bwd_rows, {"ROWS": 2, "WARPS": 8}),
+                      ("wr", var.dit_bwd_wr, {"ROWS": 2, "WARPS": 2}), ("pf", var.dit_bwd_pf, {"WARPS": 4, "PF": 1}),
+                      ("staged", var.dit_bwd_staged, {"WARPS": 4, "STAGES": 3})):
+        sb = one_wave(k, 56, **c)
+        if sb:
+            wave.append((f"{tag} SB={sb} {' '.join(f'{n}={v}' for n, v in c.items())} (one wave)", sb,
+                         lambda *t, k=k, c=c: k(*t, **c)))
+    sbs = sorted({8, 9, 12, 13, 14, 15, 16, 32} | {sb for _, sb, _ in wave})
+    yield from dit_sweep(dit, ((64, 2),), tuple((sb, wp) for sb in sbs for wp in (2, 4, 8)),
                          tag="stdlib ", var=var,
                          extra_fwd=rows_fwd + tile_fwd + pf_fwd,
-                         extra_bwd=pf_bwd,
+                         extra_bwd=pf_bwd + wave,
                          reduce_tiles=lambda sb: ((32, 8), (16, 8), (64, 8), (128, 8), (32, 4)) if sb == 8 else ((32, 8),))
     yield from short_fwd_cases(rms, ln)
     yield from short_bwd_cases(rms, ln, sms)
