@@ -7,9 +7,7 @@
 #include <functional>
 #include <set>
 
-#include <llvm/Analysis/ValueTracking.h>
 #include <llvm/IR/InlineAsm.h>
-#include <llvm/IR/IntrinsicInst.h>
 #include <llvm/IR/IntrinsicsNVPTX.h>
 #include <llvm/IR/Verifier.h>
 #include <llvm/Support/raw_ostream.h>

@@ -11,7 +11,6 @@
 #include <numeric>
 
 
-#include "backend/nvptx/Codegen.h"
 #include "backend/nvptx/Lowerer.h"
 
 namespace fnk::nvptx::detail {

@@ -51,7 +51,7 @@ def rmsnorm_cases(rng, M, N):
                    ["y", "mean", "rstd"], {"eps": 1e-5}, {}, {"BLOCK_N": blk_n, "WARPS": 4, "S": 3, "P": 2})
         # Its variants at one tile width (full rows at N = 4096 and 8192, padded ones below): w and b loaded per
         # row (bulk1), y out by bulk stores (bstore), w and b in shared memory (wsmem), the next row's copy after
-        # the statistics without its own barrier (latecopy, at the tightest ring too), one row per CTA (row2).
+        # the statistics (latecopy, at the tightest ring too), one row per CTA (row2).
         for kernel, ring in (("ln_fwd_bulk1", {"S": 3, "P": 2}), ("ln_fwd_bstore", {"S": 3, "P": 2}),
                              ("ln_fwd_wsmem", {"S": 3, "P": 3}), ("ln_fwd_latecopy", {"S": 2, "P": 3}),
                              ("ln_fwd_latecopy", {"S": 3, "P": 3}), ("ln_fwd_row2", {})):
