@@ -113,18 +113,6 @@ def dit_sweep(dit, fwd_configs, bwd_configs, tag="", var=None, reduce_tiles=lamb
                lambda sb=sb, wp=wp: dit.dit_modulate_bwd(xd, wd, bd, sc, dyd, md, rd, dxd, *outs, *ws, SB=sb, WARPS=wp))
     if var is None:
         return
-    # The column sums in shared memory: 8 CTAs per SM at 64 registers (4 warps), 16 at 2 warps.
-    for sb, wp, ct in ((18, 4, 8), (16, 4, 7), (14, 4, 6), (16, 4, 8), (37, 2, 16), (28, 2, 12)):
-        yield ("DiT bwd 56x1024x1024", f"ssum SB={sb} WARPS={wp} CTAS={ct}", bwd,
-               lambda sb=sb, wp=wp, ct=ct: var.dit_bwd_ssum(xd, wd, bd, sc, dyd, md, rd, dxd, *outs, *ws, SB=sb, WARPS=wp,
-                                                            CTAS=ct))
-    # x and dy staged R - 1 rows ahead by copy_async, each thread reading back its own chunks (no barrier).
-    for sb, r, ct in ((14, 3, 6), (14, 4, 6), (14, 6, 6), (14, 2, 6), (16, 3, 7)):
-        yield ("DiT bwd 56x1024x1024", f"ring SB={sb} WARPS=4 R={r} CTAS={ct}", bwd,
-               lambda sb=sb, r=r, ct=ct: var.dit_bwd_ring(xd, wd, bd, sc, dyd, md, rd, dxd, *outs, *ws, SB=sb, R=r, CTAS=ct))
-    for sb, cl in ((14, 2), (16, 2), (12, 2)):
-        yield ("DiT bwd 56x1024x1024", f"cl SB={sb} CL={cl} WARPS=4", bwd,
-               lambda sb=sb, cl=cl: var.dit_bwd_cl(xd, wd, bd, sc, dyd, md, rd, dxd, *outs, *ws, SB=sb, CL=cl))
     CHECKS["DiT bwd 56x1024x1024 (dx, partials)"] = lambda: rel_err(dxd, ref_dx)
     for sb in dict.fromkeys(sb for sb, _ in bwd_configs):
         parts = [torch.empty(B, sb, H, device=DEV) for _ in range(2)]  # dit_bwd_parts' s0, s1

@@ -558,21 +558,13 @@ def test_one_kernel_backward_with_a_ticket():
         assert not acc.any() and ticket[0] == 0
 
 
-@pytest.mark.parametrize("kernel", ["examples:dit_modulate_bwd", "variants:dit_bwd_cl", "variants:dit_bwd_ssum",
-                                    "variants:dit_bwd_ring"])
 @pytest.mark.parametrize("b_,s,h,block,sb", [(3, 7, 24, 32, 4), (2, 5, 16, 16, 6), (4, 2, 30, 32, 4), (2, 9, 20, 32, 3)])
-def test_dit_backward_in_one_kernel(kernel, b_, s, h, block, sb):
+def test_dit_backward_in_one_kernel(b_, s, h, block, sb):
     """examples/dit_modulate.fnk's backward (dx; then each batch's last CTA
     reads the sums its CTAs added, and the last batch writes dw and db)
     against NumPy float64, twice on the same workspace: its tickets and sums
-    must be back at zero after each call. Padded rows, more CTAs than rows;
-    bench/variants.fnk's dit_bwd_cl (clusters of 2 sum first) and
-    dit_bwd_ssum (the column sums in shared memory) and dit_bwd_ring (rows
-    staged by copy_async) alike."""
-    where, name = kernel.split(":")
-    if name == "dit_bwd_cl":
-        sb += sb % 2  # clusters of 2 along SB
-    k = getattr(fnk.load(REPO / ("examples/dit_modulate.fnk" if where == "examples" else "bench/variants.fnk")), name)
+    must be back at zero after each call. Padded rows, more CTAs than rows."""
+    k = fnk.load(REPO / "examples" / "dit_modulate.fnk").dit_modulate_bwd
     r = rng()
     x = r.standard_normal((b_, s, h)).astype(np.float32)
     w, bias = r.standard_normal(h).astype(np.float32), r.standard_normal(h).astype(np.float32)

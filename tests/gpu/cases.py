@@ -122,19 +122,6 @@ def dit_cases(rng, B, S, H):
     yield ("examples/dit_modulate.fnk", "dit_modulate_bwd",
            {"x": x, "w": w, "b": b, "scale": scale, "dy": dy, "mean": mu, "rstd": r},
            ["dx", "dscale", "dshift", "dw", "db", "accb", "acc", "ticket"], {}, {"BT": B + 1}, {"SB": 3})
-    # Clusters of 2 summing their CTAs' column sums first (SB = 4, ragged unless 4 divides S).
-    yield ("bench/variants.fnk", "dit_bwd_cl",
-           {"x": x, "w": w, "b": b, "scale": scale, "dy": dy, "mean": mu, "rstd": r},
-           ["dx", "dscale", "dshift", "dw", "db", "accb", "acc", "ticket"], {}, {"BT": B + 1}, {"SB": 4})
-    # The column sums in shared memory.
-    yield ("bench/variants.fnk", "dit_bwd_ssum",
-           {"x": x, "w": w, "b": b, "scale": scale, "dy": dy, "mean": mu, "rstd": r},
-           ["dx", "dscale", "dshift", "dw", "db", "accb", "acc", "ticket"], {}, {"BT": B + 1}, {"SB": 3})
-    # Rows staged by copy_async, each thread reading its own chunks; rings deeper than some CTAs' rows.
-    for ring in (2, 4):
-        yield ("bench/variants.fnk", "dit_bwd_ring",
-               {"x": x, "w": w, "b": b, "scale": scale, "dy": dy, "mean": mu, "rstd": r},
-               ["dx", "dscale", "dshift", "dw", "db", "accb", "acc", "ticket"], {}, {"BT": B + 1}, {"SB": 3, "R": ring})
     # The two kernels it replaced: partial rows, then their sums.
     yield ("bench/variants.fnk", "dit_bwd_parts",
            {"x": x, "w": w, "scale": scale, "dy": dy, "mean": mu, "rstd": r},
