@@ -142,7 +142,9 @@ class _Dit(torch.autograd.Function):
         B, _, H = x.shape
         key = (B, H, x.dtype)
         if key not in _Dit._sb:
-            occ = _Dit.module().dit_modulate_bwd.occupancy(BLOCK_H=schedules.block(H), SB=1, T=fnt._dtype(x))
+            # Asked of the kernel's default SB (the grid does not change its registers): on the H200 the instance
+            # launched, so no extra compile.
+            occ = _Dit.module().dit_modulate_bwd.occupancy(BLOCK_H=schedules.block(H), T=fnt._dtype(x))
             _Dit._sb[key] = max(1, occ["ctas_per_sm"] * occ["sms"] // B)
         return _Dit._sb[key]
 
