@@ -144,8 +144,7 @@ class _Dit(torch.autograd.Function):
         if key not in _Dit._sb:
             # Asked of the kernel's default SB (the grid does not change its registers): on the H200 the instance
             # launched, so no extra compile.
-            occ = _Dit.module().dit_modulate_bwd.occupancy(BLOCK_H=schedules.block(H), T=fnt._dtype(x))
-            _Dit._sb[key] = max(1, occ["ctas_per_sm"] * occ["sms"] // B)
+            _Dit._sb[key] = one_wave(_Dit.module().dit_modulate_bwd, B, BLOCK_H=schedules.block(H), T=fnt._dtype(x))
         return _Dit._sb[key]
 
     @staticmethod
@@ -223,6 +222,15 @@ def nbytes(kind, shape, dtype, bwd):
         return 2 * big * e + vecs * n * e + vecs_b * e + stats
     # x, dy read, dx written, weights read and grads written
     return 3 * big * e + 2 * vecs * n * e + 2 * vecs_b * e + stats
+
+
+def one_wave(kernel, batches, **consts):
+    """CTAs per batch that fill the GPU once (every CTA resident at once) for this kernel instance, as the driver
+    counts them (Kernel.occupancy: it compiles and loads the instance, so ask it of instances that will run)."""
+    occ = kernel.occupancy(**consts)
+    if occ["ctas_per_sm"] <= 0:
+        raise RuntimeError(f"the driver places no CTA of {kernel.name} {consts}")
+    return max(1, occ["ctas_per_sm"] * occ["sms"] // batches)
 
 
 def same_bytes_copy(shape, dtype, bwd, reps):

@@ -63,22 +63,13 @@ def ln_dx_ref(x, g, mean, rstd):
     return rstd[..., None] * (g - g.mean(-1, keepdim=True) - xh * (g * xh).mean(-1, keepdim=True))
 
 
-def one_wave(kernel, batches, **consts):
-    """CTAs per batch that fill the GPU once (every CTA resident at once) for this kernel instance, as the driver
-    counts them (Kernel.occupancy: it compiles and loads the instance, so it is asked only of configs that run)."""
-    occ = kernel.occupancy(**consts)
-    if occ["ctas_per_sm"] <= 0:
-        raise RuntimeError(f"the driver places no CTA of {kernel.name} {consts}")
-    return max(1, occ["ctas_per_sm"] * occ["sms"] // batches)
-
-
 def dit_sweep(dit, fwd_configs, bwd_configs, tag="", var=None, reduce_tiles=lambda sb: ((32, 8),), extra_fwd=(),
               extra_bwd=(), wave_bwd=()):
     """The DiT forward at each (SB, WARPS) of fwd_configs and the extra_fwd (config, call(*tensors)) candidates, then
     the one-kernel backward at each (SB, WARPS) of bwd_configs (dx, dscale, dshift, dw and db judged against float32
     sums). With var (bench/variants.fnk), also the two-kernel backward it replaced (dit_bwd_parts at each SB of
     bwd_configs, and its reduce at each reduce_tiles(sb) (BLOCK_N, BLOCK_P)) and the extra_bwd (config, SB, call)
-    candidates of that kind (dx judged), and the wave_bwd (tag, kernel, consts) ones at SB = one_wave."""
+    candidates of that kind (dx judged), and the wave_bwd (tag, kernel, consts) ones at SB = bench.one_wave."""
     B, S, H = 56, 1024, 1024
     t = dit_tensors(B, S, H)
     xd, wd, bd, sc, sh, yd, md, rd = t
@@ -136,7 +127,7 @@ def dit_sweep(dit, fwd_configs, bwd_configs, tag="", var=None, reduce_tiles=lamb
     wave_parts = {}
     def at_one_wave(tag, k, c):
         if tag not in wave_parts:
-            sb = one_wave(k, B, **c)
+            sb = bench.one_wave(k, B, **c)
             print(f"  ({tag}: SB = {sb}, one wave)", flush=True)
             wave_parts[tag] = [torch.empty(B, sb, H, device=DEV) for _ in range(4)]
         k(xd, wd, bd, sc, dyd, md, rd, dxd, *wave_parts[tag], **c)
