@@ -3,8 +3,7 @@
 # kernels of tests/gpu/lang.fnk, with `fnk run --device gpu --check`
 # over ragged shapes (bf16 and f32), again with three of the compiler's A/B
 # knobs set the other way (FNK_FULL_TILES=0, FNK_CLUSTER_DEFER=1, FNK_PDL=1)
-# on the kernels they change, fnk.torch against torch on CUDA tensors (also
-# with FNK_PDL=1),
+# on the kernels they change, fnk.torch against torch on CUDA tensors,
 # then bench/bench.py: every norm workload of PERFORMANCE.md against torch eager
 # and torch.compile in one process. Prints PASS/FAIL/
 # SKIP lines and tables, and last a summary: one line per step, then the
@@ -51,8 +50,7 @@ if [ $checks = 1 ]; then
   }
   # the version pass left out (full tiles; on by default), the cluster
   # reduction's deferred wait (opt-in), and programmatic dependent launch
-  # (opt-in: plain and cluster launches with the attribute; the torch tests
-  # below run dependent kernels with it).
+  # (opt-in, measured slower: plain and cluster launches with the attribute).
   knob_checks full_tiles0 FNK_FULL_TILES=0 layernorm_fwd,dit_modulate_fwd
   knob_checks defer FNK_CLUSTER_DEFER=1 split_pipe,split_l2pipe,lang_cluster,rmsnorm_fwd_split
   knob_checks pdl FNK_PDL=1 lang_cluster,lang_reduce
@@ -124,8 +122,6 @@ if [ $checks = 1 ]; then
     python3 -m pytest -q -p no:cacheprovider tests/gpu/test_torch.py > "$OUT/torch_tests.log" 2>&1 || rc=1
     tail -15 "$OUT/torch_tests.log"
     step "fnk.torch tests: $(tail -1 "$OUT/torch_tests.log")"
-    FNK_PDL=1 python3 -m pytest -q -p no:cacheprovider tests/gpu/test_torch.py > "$OUT/torch_tests_pdl.log" 2>&1 || rc=1
-    step "fnk.torch tests with FNK_PDL=1: $(tail -1 "$OUT/torch_tests_pdl.log")"
   else
     step "SKIP torch tests: python3 without torch"
   fi
