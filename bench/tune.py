@@ -265,6 +265,8 @@ def variant_cases():
         ("latecopy", var.ln_fwd_latecopy, ((16, 1, 4), (16, 1, 3), (16, 1, 5), (16, 1, 8), (8, 1, 4))),
         # w and b in shared memory, two 16-warp CTAs per SM (backend v11)
         ("wsmem", var.ln_fwd_wsmem, ((16, 2, 3), (16, 2, 2), (16, 2, 4), (16, 1, 4), (8, 2, 3))),
+        # two rows per step, one reduction round and one copy barrier for both (backend v13)
+        ("pair", var.ln_fwd_pair, ((16, 1, 3), (16, 1, 2), (16, 1, 4), (16, 1, 5))),
     )
     for tag, kern, settings in staged:
         for wp, ctas, st in settings:
