@@ -97,16 +97,18 @@ def dit_sweep(dit, fwd_configs, bwd_configs, tag="", var=None, reduce_tiles=lamb
     ws = (torch.zeros(B, 2, H, device=DEV), torch.zeros(2, H, device=DEV), torch.zeros(B + 1, device=DEV, dtype=torch.int32))
     bwd = 3 * B * S * H * 2
     CHECKS["DiT bwd 56x1024x1024"] = lambda: max(rel_err(o, r) for o, r in zip([dxd] + outs, refs))
-    for sb, wp in bwd_configs:
-        yield ("DiT bwd 56x1024x1024", f"{tag}SB={sb} WARPS={wp}", bwd,
-               lambda sb=sb, wp=wp: dit.dit_modulate_bwd(xd, wd, bd, sc, dyd, md, rd, dxd, *outs, *ws, SB=sb, WARPS=wp))
+    for sb, wp, *more in bwd_configs:  # (SB, WARPS[, {other constant: value}])
+        extra = more[0] if more else {}
+        yield ("DiT bwd 56x1024x1024", f"{tag}SB={sb} WARPS={wp}" + "".join(f" {k}={v}" for k, v in extra.items()), bwd,
+               lambda sb=sb, wp=wp, extra=extra: dit.dit_modulate_bwd(xd, wd, bd, sc, dyd, md, rd, dxd, *outs, *ws, SB=sb,
+                                                                      WARPS=wp, **extra))
     if var is None:
         return
     CHECKS["DiT bwd 56x1024x1024 (dx, partials)"] = lambda: rel_err(dxd, ref_dx)
-    for sb in dict.fromkeys(sb for sb, _ in bwd_configs):
+    for sb in dict.fromkeys(sb for sb, *_ in bwd_configs):
         parts = [torch.empty(B, sb, H, device=DEV) for _ in range(2)]  # dit_bwd_parts' s0, s1
         parts4 = [torch.empty(B, sb, H, device=DEV) for _ in range(4)]  # the other variants' pscale, pshift, pw, pb
-        for wp in (wp for sb_, wp in bwd_configs if sb_ == sb):
+        for wp in (wp for sb_, wp, *more in bwd_configs if sb_ == sb and not more):
             yield ("DiT bwd 56x1024x1024 (dx, partials)", f"parts SB={sb} WARPS={wp}", bwd,
                    lambda wp=wp, parts=parts: var.dit_bwd_parts(xd, wd, sc, dyd, md, rd, dxd, *parts, WARPS=wp))
         for config, esb, call in extra_bwd:
@@ -193,8 +195,10 @@ def cases():
                lambda wp=wp, part=part: rms.rmsnorm_bwd(xs, w, dys, rstd[:Ms], dxs, part, BLOCK_N=8192, WARPS=wp))
 
     del ref_y, ref_dx
-    # Backward grids around one wave of 4-warp CTAs (6 per SM at 80 registers: SB = 14 at B = 56 on 132 SMs).
-    yield from dit_sweep(dit, ((32, 2), (64, 1), (64, 2), (64, 4), (128, 2)), ((12, 4), (14, 4), (16, 4), (9, 8)))
+    # Backward grids around one wave of 4-warp CTAs (6 per SM at 80 registers: SB = 14 at B = 56 on 132 SMs), and
+    # x and dy prefetched into L2 L2 rows ahead (backend v13).
+    yield from dit_sweep(dit, ((32, 2), (64, 1), (64, 2), (64, 4), (128, 2)),
+                         ((12, 4), (14, 4), (16, 4), (9, 8)) + tuple((14, 4, {"L2": d}) for d in (2, 3, 4, 6)))
 
 
 def variant_cases():

@@ -417,6 +417,37 @@ EVal Elaborator::builtin(const std::string& fname, CallArgs& args, SourceRange r
     if (!checkTile(dt, shape, r)) return EVal::error();
     return EVal::of(emit(OpKind::Load, r, ops, Type::tile(dt, shape), a), r);
   }
+  if (fname == "prefetch") {
+    if (!expect(1, 1, {"mask"})) return EVal::error();
+    const EVal& view = args.pos[0];
+    if (view.isError()) return view;
+    if (view.kind != EVal::Kind::View || !view.value->type().isTensor()) {
+      diags_.error(view.range, "prefetch() takes an indexed global tensor such as x[row + 2, cols], got " + typeStr(view));
+      return EVal::error();
+    }
+    std::vector<ir::Value*> ops{view.value};
+    ops.insert(ops.end(), view.indices.begin(), view.indices.end());
+    std::vector<int64_t> shape;
+    if (!indexShape(view, shape)) return EVal::error();
+    ir::AttrDict a;
+    if (const EVal* m = args.get("mask")) {
+      ir::Value* v = toValue(*m);
+      if (!v) return EVal::error();
+      if (v->type().dtype != DType::I1) {
+        diags_.error(m->range, "prefetch() mask must be bool, got " + v->type().str());
+        return EVal::error();
+      }
+      if (!ir::broadcastShapes(shape, v->type().shape)) {
+        diags_.error(m->range, "mask of shape " + dimsStr(v->type().shape) + " does not broadcast with the indexed shape " +
+                                   dimsStr(shape));
+        return EVal::error();
+      }
+      ops.push_back(v);
+      a.set("mask", true);
+    }
+    builder_.create(OpKind::Prefetch, r, ops, {}, a);
+    return EVal::none(r);
+  }
   if (fname == "fence") {
     if (!expect(0, 0, {})) return EVal::error();
     builder_.create(OpKind::Fence, r, {}, {});

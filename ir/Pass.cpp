@@ -180,7 +180,7 @@ bool isPure(OpKind k) {
     // Memory, allocation (each alloc is a distinct buffer), synchronization,
     // collectives (every CTA of the cluster must take part), control flow and
     // terminators.
-    case OpKind::Load: case OpKind::Store: case OpKind::Atomic: case OpKind::SharedAlloc: case OpKind::Barrier:
+    case OpKind::Load: case OpKind::Store: case OpKind::Prefetch: case OpKind::Atomic: case OpKind::SharedAlloc: case OpKind::Barrier:
     case OpKind::Fence: case OpKind::CopyAsync: case OpKind::AsyncWait: case OpKind::CopyBulk: case OpKind::BulkWait:
     case OpKind::StoreBulk: case OpKind::BulkStoreWait:
     case OpKind::ClusterSync: case OpKind::ClusterReduce: case OpKind::For: case OpKind::If:

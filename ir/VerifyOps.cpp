@@ -52,6 +52,7 @@ public:
       case OpKind::Reduce: reduce(op); return;
       case OpKind::Load: load(op); return;
       case OpKind::Store: store(op); return;
+      case OpKind::Prefetch: prefetch(op); return;
       case OpKind::Atomic: atomic(op); return;
       case OpKind::CopyAsync: copyAsync(op); return;
       case OpKind::CopyBulk: copyBulk(op); return;
@@ -320,6 +321,21 @@ public:
       shape = *b;
     }
     resultIs(op, Type::tile(mem.dtype, shape));
+  }
+
+  /// tile.prefetch: a load's memory and indices (and mask), no result; global
+  /// tensors only (the hint brings their lines into L2).
+  void prefetch(const Operation& op) {
+    if (!boolAttr(op, "mask")) return;
+    bool mask = op.attrs().getBool("mask");
+    std::vector<int64_t> shape;
+    if (!memoryAccess(op, mask, mask ? "memory, indices, mask" : "memory, indices", shape)) return;
+    if (!op.operand(0)->type().isTensor()) return void(fail(op, "prefetches global tensors only, got " + str(op.operand(0)->type())));
+    if (mask) {
+      unsigned m = 1 + static_cast<unsigned>(op.operand(0)->type().rank());
+      if (maskOperand(op, m) && !broadcastShapes(shape, op.operand(m)->type().shape))
+        fail(op, "mask " + str(op.operand(m)->type()) + " does not broadcast with indices " + shapeStr(shape));
+    }
   }
 
   void store(const Operation& op) {

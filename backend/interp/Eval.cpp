@@ -236,6 +236,7 @@ Status Evaluator::execOp(const ir::Operation& op) {
     case ir::OpKind::Fma: return execElementwise(op);
     case ir::OpKind::Reduce: return execReduce(op);
     case ir::OpKind::Load: return execLoad(op);
+    case ir::OpKind::Prefetch: return execPrefetch(op);
     case ir::OpKind::Store:
     case ir::OpKind::Atomic: return execStore(op);
     case ir::OpKind::SharedAlloc: return execSharedAlloc(op);

@@ -88,6 +88,7 @@ private:
   Status execFor(const ir::Operation& op);
   Status execIf(const ir::Operation& op);
   Status execLoad(const ir::Operation& op);
+  Status execPrefetch(const ir::Operation& op);
   Status execStore(const ir::Operation& op);
   Status execReduce(const ir::Operation& op);
   Status execShape(const ir::Operation& op);

@@ -65,6 +65,28 @@ Status Evaluator::execLoad(const ir::Operation& op) {
   return setResult(op, 0, std::move(out));
 }
 
+// A hint for the GPU's caches: no effect on any value. Its operands are
+// checked as a load's (they must exist and broadcast together), so that a
+// prefetch the GPU would take is one the interpreter takes.
+Status Evaluator::execPrefetch(const ir::Operation& op) {
+  if (Status s = needCta(op); !s) return s;
+  Memory* m;
+  if (Status s = memOf(op, 0, m); !s) return s;
+  const size_t expected = 1 + m->shape.size() + op.attrs().getBool("mask");
+  if (op.numOperands() != expected)
+    return opError(op, "has " + std::to_string(op.numOperands()) + " operands but a prefetch of rank-" +
+                           std::to_string(m->shape.size()) + " memory takes " + std::to_string(expected));
+  std::vector<int64_t> shape;
+  for (unsigned i = 1; i < expected; ++i) {
+    const Tile* t;
+    if (Status s = tileOf(op, i, t); !s) return s;
+    auto b = ir::broadcastShapes(shape, t->shape);
+    if (!b) return opError(op, "operand shapes " + ir::shapeStr(shape) + " and " + ir::shapeStr(t->shape) + " do not broadcast");
+    shape = *b;
+  }
+  return Status::ok();
+}
+
 // Invalid elements (out of bounds or masked off) are skipped, so a store
 // needs no explicit bounds mask. tile.atomic is a store that adds the value
 // to what the memory holds, element by element in row-major order (repeated

@@ -651,6 +651,7 @@ Status Lowerer::lowerOp(const ir::Operation& op) {
     case ir::OpKind::Reduce: return lowerReduce(op);
     case ir::OpKind::Load: return lowerLoad(op);
     case ir::OpKind::Store: return lowerStore(op);
+    case ir::OpKind::Prefetch: return lowerPrefetch(op);
     case ir::OpKind::Atomic: return lowerAtomic(op);
     case ir::OpKind::SharedAlloc: return lowerSharedAlloc(op);
     case ir::OpKind::Barrier: barrier(); return Status::ok();

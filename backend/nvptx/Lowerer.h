@@ -251,6 +251,7 @@ public:
   // --- memory (Memory.cpp) ------------------------------------------------------
   Status lowerLoad(const ir::Operation& op);
   Status lowerStore(const ir::Operation& op);
+  Status lowerPrefetch(const ir::Operation& op);
   /// tile.atomic: atom.add per valid element, the old values as the result;
   /// of a uniform tile, by thread 0, its result broadcast through scratch.
   Status lowerAtomic(const ir::Operation& op);

@@ -558,12 +558,14 @@ def test_one_kernel_backward_with_a_ticket():
         assert not acc.any() and ticket[0] == 0
 
 
-@pytest.mark.parametrize("b_,s,h,block,sb", [(3, 7, 24, 32, 4), (2, 5, 16, 16, 6), (4, 2, 30, 32, 4), (2, 9, 20, 32, 3)])
-def test_dit_backward_in_one_kernel(b_, s, h, block, sb):
+@pytest.mark.parametrize("b_,s,h,block,sb,l2", [(3, 7, 24, 32, 4, 0), (2, 5, 16, 16, 6, 0), (4, 2, 30, 32, 4, 0),
+                                                (2, 9, 20, 32, 3, 0), (3, 7, 24, 32, 2, 2), (2, 9, 20, 32, 3, 1)])
+def test_dit_backward_in_one_kernel(b_, s, h, block, sb, l2):
     """examples/dit_modulate.fnk's backward (dx; then each batch's last CTA
     reads the sums its CTAs added, and the last batch writes dw and db)
     against NumPy float64, twice on the same workspace: its tickets and sums
-    must be back at zero after each call. Padded rows, more CTAs than rows."""
+    must be back at zero after each call. Padded rows, more CTAs than rows;
+    with rows L2 steps ahead prefetched (past the batch's end: nothing)."""
     k = fnk.load(REPO / "examples" / "dit_modulate.fnk").dit_modulate_bwd
     r = rng()
     x = r.standard_normal((b_, s, h)).astype(np.float32)
@@ -583,7 +585,7 @@ def test_dit_backward_in_one_kernel(b_, s, h, block, sb):
         dscale, dshift = np.full((b_, h), np.nan, np.float32), np.full((b_, h), np.nan, np.float32)
         dw, db = np.full(h, np.nan, np.float32), np.full(h, np.nan, np.float32)
         k(x, w, bias, scale, dy, mean.astype(np.float32), rstd.astype(np.float32), dx,
-          dscale, dshift, dw, db, accb, acc, ticket, T="f32", BLOCK_H=block, WARPS=2, SB=sb)
+          dscale, dshift, dw, db, accb, acc, ticket, T="f32", BLOCK_H=block, WARPS=2, SB=sb, L2=l2)
         np.testing.assert_allclose(dx, dx_ref, rtol=1e-4, atol=1e-4)
         np.testing.assert_allclose(dscale, w * s1 + bias * s0, rtol=1e-4, atol=1e-4)
         np.testing.assert_allclose(dshift, s0, rtol=1e-4, atol=1e-4)

@@ -122,6 +122,10 @@ def dit_cases(rng, B, S, H):
     yield ("examples/dit_modulate.fnk", "dit_modulate_bwd",
            {"x": x, "w": w, "b": b, "scale": scale, "dy": dy, "mean": mu, "rstd": r},
            ["dx", "dscale", "dshift", "dw", "db", "accb", "acc", "ticket"], {}, {"BT": B + 1}, {"SB": 3})
+    # The same with x and dy prefetched into L2 two steps ahead (past the batch's end: nothing asked).
+    yield ("examples/dit_modulate.fnk", "dit_modulate_bwd",
+           {"x": x, "w": w, "b": b, "scale": scale, "dy": dy, "mean": mu, "rstd": r},
+           ["dx", "dscale", "dshift", "dw", "db", "accb", "acc", "ticket"], {}, {"BT": B + 1}, {"SB": 3, "L2": 2})
     # The two kernels it replaced: partial rows, then their sums.
     yield ("bench/variants.fnk", "dit_bwd_parts",
            {"x": x, "w": w, "scale": scale, "dy": dy, "mean": mu, "rstd": r},
