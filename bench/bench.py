@@ -322,7 +322,12 @@ def main():
     ap.add_argument("--quick", action="store_true", help="fewer replays and sweep points")
     ap.add_argument("--no-sweep", action="store_true")
     ap.add_argument("--budget", type=float, default=420, help="seconds; sweep points past it are skipped")
+    ap.add_argument("--only", action="append", default=[], metavar="TEXT",
+                    help="time only the workloads whose label contains TEXT (repeatable)")
     a = ap.parse_args()
+    main_rows = [m for m in MAIN if not a.only or any(t in m[0] for t in a.only)]
+    if not main_rows:
+        sys.exit(f"--only {a.only} selects none of: " + "; ".join(m[0] for m in MAIN))
     os.makedirs(a.out, exist_ok=True)
     reps = 20 if a.quick else 50
     t0 = time.time()
@@ -334,7 +339,7 @@ def main():
     roof = copy_bandwidth()
     print(f"{device_id()}  torch {torch.__version__}  copy roofline {roof:.0f} GB/s", flush=True)
     rows, mismatches = [], []
-    for label, kind, shape, dtype, bwd in MAIN:
+    for label, kind, shape, dtype, bwd in main_rows:
         res, errs = run_one(kind, shape, dtype, bwd, reps)
         res["copy, same bytes"] = same_bytes_copy(shape, dtype, bwd, reps)
         b = nbytes(kind, shape, dtype, bwd)

@@ -269,8 +269,6 @@ def variant_cases():
         ("latecopy", var.ln_fwd_latecopy, ((16, 1, 4), (16, 1, 3), (16, 1, 5), (16, 1, 8), (8, 1, 4))),
         # w and b in shared memory, two 16-warp CTAs per SM (backend v11)
         ("wsmem", var.ln_fwd_wsmem, ((16, 2, 3), (16, 2, 2), (16, 2, 4), (16, 1, 4), (8, 2, 3))),
-        # two rows per step, one reduction round and one copy barrier for both (backend v13)
-        ("pair", var.ln_fwd_pair, ((16, 1, 3), (16, 1, 2), (16, 1, 4), (16, 1, 5))),
     )
     for tag, kern, settings in staged:
         for wp, ctas, st in settings:
@@ -350,7 +348,9 @@ def variant_cases():
                                   # whole waves of 12 resident CTAs per SM (163 registers): 1, 2, 3, 4 waves
                                   (28, 1, 3), (28, 1, 4), (28, 1, 6), (56, 1, 3), (56, 1, 4), (84, 1, 3), (113, 1, 3),
                                   # and of 16 (128 registers, the example's launch bound since backend v11): 1, 2, 4 waves
-                                  (37, 1, 3), (37, 1, 4), (37, 1, 6), (75, 1, 3), (75, 1, 4), (150, 1, 3))]
+                                  (37, 1, 3), (37, 1, 4), (37, 1, 6), (75, 1, 3), (75, 1, 4), (150, 1, 3),
+                                  # shorter CTAs, a shorter drain at the end (2 and 1 rows each; backend v13)
+                                  (384, 1, 3), (512, 1, 2), (512, 1, 3), (1024, 1, 2))]
     pf_fwd += [(f"bstore SB={sb} WARPS=1 STAGES={st}",
                 lambda *t, sb=sb, st=st: var.dit_fwd_bstore(*t, eps=1e-6, SB=sb, WARPS=1, STAGES=st))
                for sb, st in ((256, 3), (256, 4), (128, 3), (113, 3))]
@@ -568,9 +568,10 @@ def wide_variant_cases(rms, var, sms):
         for (c, bn, wp), per_sm in splits:
             for ps in per_sm:
                 p = max(1, ps * sms // c)
-                yield (fwd, f"split CLUSTER={c} BLOCK_N={bn} WARPS={wp} P={p}", nbytes,
-                       lambda x=x, w=w, y=y, rstd=rstd, c=c, bn=bn, wp=wp, p=p:
-                       rms.rmsnorm_fwd_split(x, w, y, rstd, eps=1e-6, BLOCK_N=bn, CLUSTER=c, WARPS=wp, P=p))
+                for l2 in (2, 0) if ps == per_sm[0] else (2,):  # L2: rows asked into L2 that many steps ahead (default 2)
+                    yield (fwd, f"split CLUSTER={c} BLOCK_N={bn} WARPS={wp} P={p}" + (f" L2={l2}" if l2 != 2 else ""), nbytes,
+                           lambda x=x, w=w, y=y, rstd=rstd, c=c, bn=bn, wp=wp, p=p, l2=l2:
+                           rms.rmsnorm_fwd_split(x, w, y, rstd, eps=1e-6, BLOCK_N=bn, CLUSTER=c, WARPS=wp, P=p, L2=l2))
         if N <= 65536:  # w read on every row (before backend v7) against once
             yield (fwd, "split_wrow CLUSTER=8 BLOCK_N=8192 WARPS=8 P=198", nbytes,
                    lambda x=x, w=w, y=y, rstd=rstd:
@@ -679,11 +680,11 @@ def wide_variant_cases(rms, var, sms):
                        lambda x=x, w=w, dy=dy, rstd=rstd, dx=dx, part=part, c=c, bn=bn, wp=wp, pf=pf:
                        var.rms_bwd_split_wl(x, w, dy, rstd, dx, part, BLOCK_N=bn, CLUSTER=c, WARPS=wp, PF=pf))
         for c, bn, wp in bsplits:
-            for per_sm in (2, 4, 8, 16):
+            for per_sm, l2 in ((2, 2), (4, 2), (8, 2), (16, 2), (8, 0), (8, 1)):  # L2 = 2: the kernel's default
                 part = torch.empty(max(1, per_sm * sms // c), N, device=DEV)
-                yield (bwd, f"split CLUSTER={c} BLOCK_N={bn} WARPS={wp} P={part.shape[0]}", 3 * M * N * 2,
-                       lambda x=x, w=w, dy=dy, rstd=rstd, dx=dx, part=part, c=c, bn=bn, wp=wp:
-                       rms.rmsnorm_bwd_split(x, w, dy, rstd, dx, part, BLOCK_N=bn, CLUSTER=c, WARPS=wp))
+                yield (bwd, f"split CLUSTER={c} BLOCK_N={bn} WARPS={wp} P={part.shape[0]}" + (f" L2={l2}" if l2 != 2 else ""),
+                       3 * M * N * 2, lambda x=x, w=w, dy=dy, rstd=rstd, dx=dx, part=part, c=c, bn=bn, wp=wp, l2=l2:
+                       rms.rmsnorm_bwd_split(x, w, dy, rstd, dx, part, BLOCK_N=bn, CLUSTER=c, WARPS=wp, L2=l2))
         # The dw reduce over fnk.torch's partial rows (rmsnorm_bwd_dw).
         p = 49 if N > 65536 else sms
         if N <= 65536:  # the 2048x8192 backward's reduce (132 partial rows of 8192)
