@@ -235,11 +235,14 @@ def variant_cases():
     for p, wp, pf in ((sms, 16, 1), (sms, 16, 2), (sms, 16, 3), (2 * sms, 8, 2)):
         yield ("LayerNorm fwd 32768x8192", f"pf P={p} WARPS={wp} PF={pf}", fwd,
                lambda p=p, wp=wp, pf=pf: var.ln_fwd_pf(x, w, b, y, mean, rstd, eps=1e-6, P=p, WARPS=wp, PF=pf))
-    # (16, 3) and (16, 4): Inductor's LayerNorm forward runs 16-warp CTAs at 24 registers, four to an SM
-    # (docs/perf-notes.md, backend v2 and v8); ptxas fits row1 in 40 registers at 3 (4 bytes spilled).
-    for wp, ctas in ((8, 2), (8, 3), (16, 1), (16, 2), (16, 3), (16, 4)):
-        yield ("LayerNorm fwd 32768x8192", f"row1 WARPS={wp} CTAS={ctas}", fwd,
-               lambda wp=wp, ctas=ctas: var.ln_fwd_row1(x, w, b, y, mean, rstd, eps=1e-6, WARPS=wp, CTAS=ctas))
+    # The stdlib's whole-row forward (fnk.torch's at 8192 columns: 8 warps, 3 CTAs per SM, the row of the CTA one
+    # resident wave later asked into L2) and around it; (16, 3) and (16, 4): Inductor's LayerNorm forward runs
+    # 16-warp CTAs at 24 registers, four to an SM (docs/perf-notes.md, backend v2 and v8).
+    for wp, ctas, per_sm in ((8, 3, 3), (8, 3, 0), (8, 3, 6), (8, 3, 9), (8, 2, 2), (8, 2, 4), (16, 2, 2), (16, 2, 1),
+                             (16, 1, 0), (16, 3, 0), (16, 4, 0)):
+        yield ("LayerNorm fwd 32768x8192", f"row WARPS={wp} CTAS={ctas} L2={per_sm * sms}", fwd,
+               lambda wp=wp, ctas=ctas, l2=per_sm * sms:
+               ln.layernorm_fwd_row(x, w, b, y, mean, rstd, eps=1e-6, WARPS=wp, CTAS=ctas, L2=l2))
     for wp in (8, 16):
         yield ("LayerNorm fwd 32768x8192", f"reload WARPS={wp}", fwd,
                lambda wp=wp: var.ln_fwd_reload(x, w, b, y, mean, rstd, eps=1e-6, WARPS=wp))
@@ -351,6 +354,10 @@ def variant_cases():
                                   (37, 1, 3), (37, 1, 4), (37, 1, 6), (75, 1, 3), (75, 1, 4), (150, 1, 3),
                                   # shorter CTAs, a shorter drain at the end (2 and 1 rows each; backend v13)
                                   (384, 1, 3), (512, 1, 2), (512, 1, 3), (1024, 1, 2))]
+    # The first rows of the CTA L2 places later asked into L2 (16 one-warp CTAs per SM: 2112 resident; backend v13).
+    pf_fwd += [(f"staged SB=256 WARPS=1 STAGES={st} L2={l2}",
+                lambda *t, st=st, l2=l2: dit.dit_modulate_fwd(*t, eps=1e-6, SB=256, WARPS=1, STAGES=st, L2=l2))
+               for st, l2 in ((3, 528), (3, 792), (3, 1056), (3, 1320), (3, 2112), (4, 1056))]
     pf_fwd += [(f"bstore SB={sb} WARPS=1 STAGES={st}",
                 lambda *t, sb=sb, st=st: var.dit_fwd_bstore(*t, eps=1e-6, SB=sb, WARPS=1, STAGES=st))
                for sb, st in ((256, 3), (256, 4), (128, 3), (113, 3))]

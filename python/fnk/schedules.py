@@ -132,16 +132,17 @@ def rms_bwd(n, resident=None):
 def ln_fwd(n, sms=132):
     """Short rows several per CTA (rows_tile: 131072x512 101 us against 224
     one row per CTA, 32768x2048 84 against 93); rows of 4097 to 8192 columns
-    whose bytes align to 16 persistent, staged in shared memory by bulk
-    copies four deep, one 16-warp CTA per SM (layernorm_fwd_staged,
-    32768x8192: 270-274 us, backend v10); otherwise 2048-wide chunks with
-    one-pass statistics at 4 warps (32768x8192: 315 us, against 330 for a
-    persistent whole-row kernel with the row in registers and 346 for the
-    statistics in two walks)."""
+    one per CTA, three 8-warp CTAs per SM, each asking L2 for the row of the
+    CTA one resident wave (3 x SMs) after it (layernorm_fwd_row, 32768x8192:
+    256.4 us, against 270.7 for layernorm_fwd_staged's rows staged by bulk
+    copies, backend v13); otherwise 2048-wide chunks with one-pass statistics
+    at 4 warps (32768x8192: 315 us, against 330 for a persistent whole-row
+    kernel with the row in registers and 346 for the statistics in two
+    walks)."""
     if n <= 2048:
         return Launch("layernorm_fwd_rows", rows_tile(n, 4))
-    if 4096 < n <= 8192 and n % 8 == 0:
-        return Launch("layernorm_fwd_staged", {"BLOCK_N": 8192, "WARPS": 16, "S": 4, "CTAS": 1, "P": sms})
+    if 4096 < n <= 8192:
+        return Launch("layernorm_fwd_row", {"BLOCK_N": 8192, "WARPS": 8, "CTAS": 3, "L2": 3 * sms})
     return Launch("layernorm_fwd", {"BLOCK_N": 2048, "WARPS": 4})
 
 

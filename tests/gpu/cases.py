@@ -46,6 +46,9 @@ def rmsnorm_cases(rng, M, N):
            ["y", "mean", "rstd"], {"eps": 1e-5}, {}, {"BLOCK_N": 256, "WARPS": 4})
     if N <= 8192:  # the persistent forwards whose rows arrive by bulk copies (full rows and padded ones)
         blk = max(256, 1 << (N - 1).bit_length())
+        # The whole-row forward (fnk.torch's from 4097 to 8192 columns), asking L2 for the row 5 CTAs ahead.
+        yield ("stdlib/norm/layernorm.fnk", "layernorm_fwd_row", {"x": x + 3.0, "w": w, "b": b},
+               ["y", "mean", "rstd"], {"eps": 1e-5}, {}, {"BLOCK_N": blk, "L2": 5})
         for blk_n in sorted({blk, 2 * blk}):
             yield ("stdlib/norm/layernorm.fnk", "layernorm_fwd_staged", {"x": x + 3.0, "w": w, "b": b},
                    ["y", "mean", "rstd"], {"eps": 1e-5}, {}, {"BLOCK_N": blk_n, "WARPS": 4, "S": 3, "P": 2})
@@ -108,6 +111,10 @@ def dit_cases(rng, B, S, H):
     yield ("examples/dit_modulate.fnk", "dit_modulate_fwd",
            {"x": x, "w": w, "b": b, "scale": scale, "shift": shift}, ["y", "mean", "rstd"], {"eps": 1e-5}, {},
            {"WARPS": 1, "SB": 2, "STAGES": 2})
+    # The same asking L2 for the first rows of the CTA 3 places later (into the next batch, past the last one).
+    yield ("examples/dit_modulate.fnk", "dit_modulate_fwd",
+           {"x": x, "w": w, "b": b, "scale": scale, "shift": shift}, ["y", "mean", "rstd"], {"eps": 1e-5}, {},
+           {"WARPS": 1, "SB": 2, "STAGES": 3, "L2": 3})
     # The rows staged in shared memory by bulk copies, rings deeper than some CTAs' rows, in the
     # tightest tile (BLOCK_H the width rounded up to a power of two: full rows take the unmasked branch).
     for file, kernel, stages in (("examples/dit_modulate.fnk", "dit_modulate_fwd", 2),

@@ -374,6 +374,14 @@ TEST_P(NormTest, LayernormFwd) {
   checkLayernormFwd(c, "layernorm_fwd", consts(c.T, {{"BLOCK_N", c.blockN}}), seedFor(3, c), 1.5);
 }
 
+// The whole-row kernel (one-round statistics, x read again for the output),
+// asking L2 for the row 3 CTAs ahead: past the last row it asks for nothing.
+TEST_P(NormTest, LayernormFwdRow) {
+  const NormCase c = GetParam();
+  checkLayernormFwd(c, "layernorm_fwd_row", consts(c.T, {{"BLOCK_N", rowBlock(c.N)}, {"WARPS", 4}, {"L2", 3}}),
+                    seedFor(17, c), 1.5);
+}
+
 // The chunked path's one-pass statistics (64-wide chunks, so every N > 64
 // takes it), on rows whose mean is ~50x their spread: without the shift by
 // x[row, 0] (E[x^2] - E[x]^2) the variance would lose its digits.
