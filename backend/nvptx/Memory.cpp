@@ -75,6 +75,18 @@ struct Access {
 
 }  // namespace
 
+// The access of a load, store, atomic or prefetch: its index operands (op[1]
+// to op[rank]) and, when the op has a mask, op[maskAt], broadcast to the
+// access shape; the mask's registers live in `maskTV`.
+static Access accessOf(Lowerer& L, const ir::Operation& op, const Mem& mem, const std::vector<int64_t>& shape,
+                       size_t maskAt, TV& maskTV) {
+  Access a;
+  a.mem = &mem;
+  for (size_t d = 0; d < mem.dims.size(); ++d) a.idx.push_back(L.broadcastTo(op.operand(static_cast<unsigned>(1 + d)), shape));
+  if (op.attrs().getBool("mask")) maskTV = L.broadcastTo(op.operand(static_cast<unsigned>(maskAt)), shape), a.mask = &maskTV;
+  return a;
+}
+
 // Axis info of an index operand as it is broadcast to the access shape: an
 // operand whose innermost dim is 1 (or missing) is constant along the access's.
 static AxisInfo accessInfo(Lowerer& L, const ir::Value* idx, const std::vector<int64_t>& access) {
@@ -297,11 +309,8 @@ TV Lowerer::loadAt(const ir::Operation& op, const std::vector<int64_t>& shape) {
   const ir::Type rt = ir::Type::tile(op.result()->type().dtype, shape);
   const size_t rank = mem.dims.size();
   const bool hasMask = op.attrs().getBool("mask"), hasOther = op.attrs().getBool("other");
-  Access a;
-  a.mem = &mem;
-  for (size_t d = 0; d < rank; ++d) a.idx.push_back(broadcastTo(op.operand(1 + d), rt.shape));
   TV maskTV, otherTV;
-  if (hasMask) maskTV = broadcastTo(op.operand(1 + rank), rt.shape), a.mask = &maskTV;
+  Access a = accessOf(*this, op, mem, rt.shape, 1 + rank, maskTV);
   if (hasOther) otherTV = broadcastTo(op.operand(1 + rank + hasMask), rt.shape), a.other = &otherTV;
   TV out = makeTV(rt);
   llvm::Type* ty = memType(rt.dtype);
@@ -359,15 +368,11 @@ Status Lowerer::lowerStore(const ir::Operation& op) {
   if (mit == mems.end()) return fail(op, "memory operand is not lowered");
   const Mem& mem = mit->second;
   const size_t rank = mem.dims.size();
-  const bool hasMask = op.attrs().getBool("mask");
   const ir::Value* valueV = op.operand(1 + rank);
   if (laneDerived(valueV)) return lowerLaneStore(op, mem);
   const std::vector<int64_t> shape = valueV->type().shape;
-  Access a;
-  a.mem = &mem;
-  for (size_t d = 0; d < rank; ++d) a.idx.push_back(broadcastTo(op.operand(1 + d), shape));
   TV maskTV;
-  if (hasMask) maskTV = broadcastTo(op.operand(2 + rank), shape), a.mask = &maskTV;
+  const Access a = accessOf(*this, op, mem, shape, 2 + rank, maskTV);
   const TV& val = tile(valueV);
   llvm::Type* ty = memType(mem.dtype);
   const int64_t bytes = static_cast<int64_t>(mod.getDataLayout().getTypeAllocSize(ty));
@@ -425,15 +430,11 @@ Status Lowerer::lowerPrefetch(const ir::Operation& op) {
   if (mit == mems.end()) return fail(op, "memory operand is not lowered");
   const Mem& mem = mit->second;
   const size_t rank = mem.dims.size();
-  const bool hasMask = op.attrs().getBool("mask");
   std::vector<int64_t> shape;
   for (unsigned i = 1; i < op.numOperands(); ++i)
     shape = ir::broadcastShapes(shape, op.operand(i)->type().shape).value_or(shape);
-  Access a;
-  a.mem = &mem;
-  for (size_t d = 0; d < rank; ++d) a.idx.push_back(broadcastTo(op.operand(static_cast<unsigned>(1 + d)), shape));
   TV maskTV;
-  if (hasMask) maskTV = broadcastTo(op.operand(static_cast<unsigned>(1 + rank)), shape), a.mask = &maskTV;
+  const Access a = accessOf(*this, op, mem, shape, 1 + rank, maskTV);
   const ir::TileLayout lay = layoutOf(shape);
   llvm::Type* ty = memType(mem.dtype);
   const int64_t bytes = static_cast<int64_t>(mod.getDataLayout().getTypeAllocSize(ty));
@@ -898,11 +899,8 @@ Status Lowerer::lowerAtomic(const ir::Operation& op) {
   const Mem& mem = mit->second;
   const size_t rank = mem.dims.size();
   const std::vector<int64_t>& shape = op.result()->type().shape;
-  Access a;
-  a.mem = &mem;
-  for (size_t d = 0; d < rank; ++d) a.idx.push_back(broadcastTo(op.operand(static_cast<unsigned>(1 + d)), shape));
   TV maskTV;
-  if (op.attrs().getBool("mask")) maskTV = broadcastTo(op.operand(static_cast<unsigned>(2 + rank)), shape), a.mask = &maskTV;
+  const Access a = accessOf(*this, op, mem, shape, 2 + rank, maskTV);
   const TV val = broadcastTo(op.operand(static_cast<unsigned>(1 + rank)), shape);
   llvm::Type* ty = memType(mem.dtype);
   const auto align = llvm::Align(mod.getDataLayout().getTypeAllocSize(ty));

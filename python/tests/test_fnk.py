@@ -111,36 +111,22 @@ def test_layernorm_fwd_bwd(rms):
     np.testing.assert_allclose(db, dy.astype(np.float64).sum(axis=0), rtol=1e-4, atol=1e-4)
 
 
-@pytest.mark.parametrize("m,n,block,l2", [(7, 256, 256, 0), (5, 200, 256, 2), (3, 1, 8, 9)])
-def test_layernorm_fwd_row_one_round_statistics(m, n, block, l2):
-    """The whole-row forward (one reduction round, x read again for y) on rows
-    whose mean is far above their spread, full and padded, asking L2 for the
-    row l2 CTAs ahead (past the last row: nothing)."""
-    r = rng()
-    ln = fnk.load(LAYERNORM)
-    x = (1000.0 + r.standard_normal((m, n))).astype(np.float32)
-    w, b = r.standard_normal(n).astype(np.float32), r.standard_normal(n).astype(np.float32)
-    y = np.full((m, n), np.nan, np.float32)
-    mean, rstd = np.full(m, np.nan, np.float32), np.full(m, np.nan, np.float32)
-    ln.layernorm_fwd_row(x, w, b, y, mean, rstd, eps=1e-5, T="f32", BLOCK_N=block, WARPS=4, L2=l2)
-    x64 = x.astype(np.float64)
-    mu, ref_r = x64.mean(axis=1), 1 / np.sqrt(x64.var(axis=1) + 1e-5)
-    np.testing.assert_allclose(mean, mu, rtol=1e-6)
-    np.testing.assert_allclose(rstd, ref_r, rtol=1e-4)
-    np.testing.assert_allclose(y, (x64 - mu[:, None]) * ref_r[:, None] * w + b, rtol=1e-4, atol=1e-4)
-
-
+@pytest.mark.parametrize("kernel,consts", [("layernorm_fwd_staged", dict(WARPS=4, S=3, P=2)),
+                                           ("layernorm_fwd_row", dict(WARPS=4)), ("layernorm_fwd_row", dict(WARPS=4, L2=2)),
+                                           ("layernorm_fwd_row", dict(WARPS=4, L2=9))])
 @pytest.mark.parametrize("m,n,block", [(7, 256, 256), (5, 200, 256), (3, 1, 8)])
-def test_layernorm_fwd_staged_one_round_statistics(m, n, block):
-    """The staged forward's one-round statistics (sums of x - x[row, 0]) stay
-    accurate on rows whose mean is far above their spread, full and padded."""
+def test_layernorm_fwd_one_round_statistics(kernel, consts, m, n, block):
+    """The one-round statistics (sums of x - x[row, 0]) of the staged and the
+    whole-row forwards stay accurate on rows whose mean is far above their
+    spread, full and padded; the whole-row one asking L2 for the row L2 CTAs
+    ahead (past the last row: nothing)."""
     r = rng()
     ln = fnk.load(LAYERNORM)
     x = (1000.0 + r.standard_normal((m, n))).astype(np.float32)
     w, b = r.standard_normal(n).astype(np.float32), r.standard_normal(n).astype(np.float32)
     y = np.full((m, n), np.nan, np.float32)
     mean, rstd = np.full(m, np.nan, np.float32), np.full(m, np.nan, np.float32)
-    ln.layernorm_fwd_staged(x, w, b, y, mean, rstd, eps=1e-5, T="f32", BLOCK_N=block, WARPS=4, S=3, P=2)
+    getattr(ln, kernel)(x, w, b, y, mean, rstd, eps=1e-5, T="f32", BLOCK_N=block, **consts)
     x64 = x.astype(np.float64)
     mu, var = x64.mean(axis=1), x64.var(axis=1)
     ref_r = 1 / np.sqrt(var + 1e-5)
