@@ -242,6 +242,23 @@ TEST(IRVerifier, AtomicsAddToFewDtypes) {
       << bad->errors();
 }
 
+TEST(IRVerifier, PrefetchesGlobalTensorsOnly) {
+  const std::string head =
+      "module @m\n\nkernel @k(%x: tensor<f32>[N], %n: i32)\n"
+      "launch {\n  %0 = tile.constant {value = 1} : i32\n  func.launch_grid %n, %0, %0\n}\nbody {\n"
+      "  %1 = gpu.shared_alloc : shared<f32>[64]\n  %2 = tile.arange {start = 0, end = 64} : tile<i32>[64]\n"
+      "  %3 = tile.arange {start = 0, end = 32} : tile<i32>[32]\n  %4 = tile.constant {value = true} : i1\n";
+  auto ok = check(head + "  tile.prefetch %x, %2\n  tile.prefetch %x, %2, %4 {mask = true}\n  func.return\n}\n");
+  EXPECT_TRUE(ok->ok) << ok->errors();
+  auto shared = check(head + "  tile.prefetch %1, %2\n  func.return\n}\n");
+  EXPECT_NE(shared->errors().find("tile.prefetch prefetches global tensors only, got shared<f32>[64]\n"), std::string::npos)
+      << shared->errors();
+  auto arity = check(head + "  tile.prefetch %x, %2, %3\n  func.return\n}\n");
+  EXPECT_FALSE(arity->ok);
+  auto mask = check(head + "  tile.prefetch %x, %2, %3 {mask = true}\n  func.return\n}\n");
+  EXPECT_NE(mask->errors().find("mask must be an i1 tile, got tile<i32>[32]\n"), std::string::npos) << mask->errors();
+}
+
 TEST(IRVerifier, CopyAsyncFromATensorIntoSharedMemory) {
   const std::string head =
       "module @m\n\nkernel @k(%x: tensor<f32>[N], %h: tensor<bf16>[N], %n: i32)\n"
