@@ -227,6 +227,11 @@ def variant_cases():
     for wp in (4, 8):
         yield ("RMSNorm fwd 32768x8192", f"stdlib row WARPS={wp}", fwd,
                lambda wp=wp: rms.rmsnorm_fwd_row(x, w, y, rstd, eps=1e-6, BLOCK_N=8192, WARPS=wp))
+    # The row of the CTA one or two resident waves later asked into L2 (4 CTAs of 8 warps per SM; backend v13, not
+    # yet timed).
+    for l2 in (4 * sms, 8 * sms):
+        yield ("RMSNorm fwd 32768x8192", f"stdlib row WARPS=8 L2={l2}", fwd,
+               lambda l2=l2: rms.rmsnorm_fwd_row(x, w, y, rstd, eps=1e-6, BLOCK_N=8192, WARPS=8, L2=l2))
     yield ("RMSNorm fwd 32768x8192", "rows WARPS=8 ROWS=4", fwd,
            lambda: var.rms_fwd_rows(x, w, y, rstd, eps=1e-6, WARPS=8, ROWS=4))
     for bn, wp in ((2048, 4), (2048, 2), (2048, 8), (1024, 4), (4096, 4), (4096, 8), (8192, 8)):
@@ -287,6 +292,9 @@ def variant_cases():
     for wp in (8, 16, 32):
         yield ("LayerNorm bwd 32768x8192 (dx, partials)", f"stdlib WARPS={wp} P=1x", 3 * M * N * 2,
                lambda wp=wp: ln.layernorm_bwd(x, w, dyl, mean, rstd, dxl, dwp, dbp, BLOCK_N=8192, WARPS=wp))
+    for l2 in (2, 3):  # x and dy asked into L2 L2 rows ahead (backend v13, not yet timed)
+        yield ("LayerNorm bwd 32768x8192 (dx, partials)", f"stdlib WARPS=16 P=1x L2={l2}", 3 * M * N * 2,
+               lambda l2=l2: ln.layernorm_bwd(x, w, dyl, mean, rstd, dxl, dwp, dbp, BLOCK_N=8192, WARPS=16, L2=l2))
         yield ("LayerNorm bwd 32768x8192 (dx, partials)", f"wrow WARPS={wp} P=1x", 3 * M * N * 2,
                lambda wp=wp: var.ln_bwd_wrow(x, w, dyl, mean, rstd, dxl, dwp, dbp, BLOCK_N=8192, WARPS=wp))
     # w held in registers (stdlib) or read per row (wrow) at 4096 columns too.
@@ -325,6 +333,9 @@ def variant_cases():
     for wp in (16, 32):
         yield ("RMSNorm bwd 32768x8192 (dx, partials)", f"stdlib WARPS={wp} P=1x", 3 * M * N * 2,
                lambda wp=wp: rms.rmsnorm_bwd(x, w, dy, rstd, dx, part, BLOCK_N=8192, WARPS=wp))
+    for l2 in (2, 3):  # x and dy asked into L2 L2 rows ahead (backend v13, not yet timed at this shape)
+        yield ("RMSNorm bwd 32768x8192 (dx, partials)", f"stdlib WARPS=16 P=1x L2={l2}", 3 * M * N * 2,
+               lambda l2=l2: rms.rmsnorm_bwd(x, w, dy, rstd, dx, part, BLOCK_N=8192, WARPS=16, L2=l2))
     for wp, pf in ((16, 1), (16, 2), (32, 1)):
         yield ("RMSNorm bwd 32768x8192 (dx, partials)", f"pf WARPS={wp} PF={pf} P=1x", 3 * M * N * 2,
                lambda wp=wp, pf=pf: var.rms_bwd_pf(x, w, dy, rstd, dx, part, WARPS=wp, PF=pf))

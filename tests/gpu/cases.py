@@ -30,11 +30,17 @@ def rmsnorm_cases(rng, M, N):
     if N <= 8192:  # the whole-row kernel's domain (fnk.torch uses it up to 8192)
         row = {"BLOCK_N": max(256, 1 << (N - 1).bit_length())}
         yield ("stdlib/norm/rmsnorm.fnk", "rmsnorm_fwd_row", {"x": x, "w": w}, ["y", "rstd"], {"eps": 1e-5}, {}, row)
+        if M > 8:  # asking L2 for the row of the CTA 3 places later (past the last row: nothing)
+            yield ("stdlib/norm/rmsnorm.fnk", "rmsnorm_fwd_row", {"x": x, "w": w}, ["y", "rstd"], {"eps": 1e-5}, {},
+                   {**row, "L2": 3})
         if N <= 1024:  # one warp (the reduction's butterfly-only path), up to 32 elements per lane
             yield ("stdlib/norm/rmsnorm.fnk", "rmsnorm_fwd_row", {"x": x, "w": w}, ["y", "rstd"], {"eps": 1e-5}, {},
                    {**row, "WARPS": 1})
     yield ("stdlib/norm/rmsnorm.fnk", "rmsnorm_bwd", {"x": x, "w": w, "dy": dy, "rstd": _rstd(x)},
            ["dx", "dw_partial"], {}, {"P": P})
+    if M > 8:  # x and dy of the row two steps ahead asked into L2 (rows that fit one tile)
+        yield ("stdlib/norm/rmsnorm.fnk", "rmsnorm_bwd", {"x": x, "w": w, "dy": dy, "rstd": _rstd(x)},
+               ["dx", "dw_partial"], {}, {"P": P}, {"BLOCK_N": max(256, 1 << (N - 1).bit_length()), "L2": 2})
     yield ("stdlib/norm/rmsnorm.fnk", "rmsnorm_bwd_dw", {"partial": rng.standard_normal((P, N))}, ["dw"], {}, {})
     mu, r = _mean_rstd(x)
     b = rng.standard_normal(N)
@@ -62,6 +68,10 @@ def rmsnorm_cases(rng, M, N):
                    {"eps": 1e-5}, {}, {"BLOCK_N": blk, "WARPS": 4, **ring})
     yield ("stdlib/norm/layernorm.fnk", "layernorm_bwd", {"x": x, "w": w, "dy": dy, "mean": mu, "rstd": r},
            ["dx", "dw_partial", "db_partial"], {}, {"P": P})
+    if M > 8:
+        yield ("stdlib/norm/layernorm.fnk", "layernorm_bwd", {"x": x, "w": w, "dy": dy, "mean": mu, "rstd": r},
+               ["dx", "dw_partial", "db_partial"], {}, {"P": P},
+               {"BLOCK_N": max(256, 1 << (N - 1).bit_length()), "L2": 2})
     yield ("stdlib/norm/layernorm.fnk", "layernorm_bwd_dwdb",
            {"dw_partial": rng.standard_normal((P, N)), "db_partial": rng.standard_normal((P, N))}, ["dw", "db"], {}, {})
     yield ("examples/wide_rmsnorm.fnk", "wide_rmsnorm_fwd", {"x": x, "w": w}, ["y", "rstd"], {"eps": 1e-5}, {})
