@@ -499,11 +499,14 @@ def rows_variant_cases(rms, var, sms):
             yield (wl + " + dw", f"two kernels WARPS=16 P={sms}", nbytes,
                    lambda x=x, w=w, dy=dy, rstd=rstd, dx=dx, part2=part2, dwb=dwb:
                    (rms.rmsnorm_bwd(x, w, dy, rstd, dx, part2, BLOCK_N=8192, WARPS=16), rms.rmsnorm_bwd_dw(part2, dwb)))
-            acc, ticket = torch.zeros(N, device=DEV), torch.zeros(1, device=DEV, dtype=torch.int32)
-            for wp in (16, 8):
-                yield (wl + " + dw", f"fused WARPS={wp} P={sms}", nbytes,
-                       lambda x=x, w=w, dy=dy, rstd=rstd, dx=dx, dwb=dwb, acc=acc, ticket=ticket, wp=wp:
-                       var.rms_bwd_fused(x, w, dy, rstd, dx, dwb, acc, ticket, BLOCK_N=8192, WARPS=wp, P=sms))
+            # G CTAs per group add into the group's row first (G = P: every CTA into one row, backend v7's form)
+            for wp, g in ((16, sms), (16, 12), (16, 22), (16, 33), (16, 6), (8, 12)):
+                groups = -(-sms // g)
+                ws = (torch.zeros(groups, N, device=DEV), torch.zeros(N, device=DEV),
+                      torch.zeros(groups + 1, device=DEV, dtype=torch.int32))
+                yield (wl + " + dw", f"fused WARPS={wp} P={sms} G={g}", nbytes,
+                       lambda x=x, w=w, dy=dy, rstd=rstd, dx=dx, dwb=dwb, ws=ws, wp=wp, g=g:
+                       var.rms_bwd_fused(x, w, dy, rstd, dx, dwb, *ws, BLOCK_N=8192, WARPS=wp, P=sms, G=g))
         if N == 8192:  # split over a cluster: more rows in flight per SM
             for c, bn, wp, per_sm in ((2, 4096, 8, 1), (2, 4096, 8, 2), (2, 4096, 16, 1), (4, 2048, 8, 2), (4, 2048, 4, 4)):
                 part = torch.empty(max(1, per_sm * sms // c), N, device=DEV)

@@ -266,10 +266,13 @@ def lang_cases(rng):
     yield (f, "lang_control", {"x": rng.standard_normal((7, 300))}, ["y", "s"], {}, {})
     yield (f, "lang_grid3", {"x": rng.standard_normal((2, 3, 5))}, ["y"], {}, {})
     yield (f, "lang_cluster", {"x": rng.standard_normal((6, 64))}, ["y", "z", "s"], {}, {})
-    # The one-kernel RMSNorm backward (bench/variants.fnk): dw by atomics and a ticket.
+    # The one-kernel RMSNorm backward (bench/variants.fnk): dw by atomics into groups' rows, then one row, and
+    # two levels of tickets; 5 CTAs in one group and in groups of 2 (the last one short).
     xr, dyr = rng.standard_normal((37, 1000)), rng.standard_normal((37, 1000))
-    yield ("bench/variants.fnk", "rms_bwd_fused", {"x": xr, "w": rng.standard_normal(1000), "dy": dyr, "rstd": _rstd(xr)},
-           ["dx", "dw", "acc", "ticket"], {}, {}, {"BLOCK_N": 1024, "WARPS": 4, "P": 5})
+    for g in (5, 2):
+        yield ("bench/variants.fnk", "rms_bwd_fused", {"x": xr, "w": rng.standard_normal(1000), "dy": dyr, "rstd": _rstd(xr)},
+               ["dx", "dw", "accg", "acc", "ticket"], {}, {"NG": cdiv(5, g), "NT": cdiv(5, g) + 1},
+               {"BLOCK_N": 1024, "WARPS": 4, "P": 5, "G": g})
     # The backward through a shared-memory ring (copy_async), rings longer than some CTAs' rows.
     yield ("bench/variants.fnk", "rms_bwd_ring", {"x": xr, "w": rng.standard_normal(1000), "dy": dyr, "rstd": _rstd(xr)},
            ["dx", "dw_partial"], {}, {"P": 5}, {"BLOCK_N": 1024, "WARPS": 4, "S": 3})
