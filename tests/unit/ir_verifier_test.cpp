@@ -250,13 +250,11 @@ TEST(IRVerifier, PrefetchesGlobalTensorsOnly) {
       "  %3 = tile.arange {start = 0, end = 32} : tile<i32>[32]\n  %4 = tile.constant {value = true} : i1\n";
   auto ok = check(head + "  tile.prefetch %x, %2\n  tile.prefetch %x, %2, %4 {mask = true}\n  func.return\n}\n");
   EXPECT_TRUE(ok->ok) << ok->errors();
-  auto shared = check(head + "  tile.prefetch %1, %2\n  func.return\n}\n");
-  EXPECT_NE(shared->errors().find("tile.prefetch prefetches global tensors only, got shared<f32>[64]\n"), std::string::npos)
-      << shared->errors();
-  auto arity = check(head + "  tile.prefetch %x, %2, %3\n  func.return\n}\n");
-  EXPECT_FALSE(arity->ok);
-  auto mask = check(head + "  tile.prefetch %x, %2, %3 {mask = true}\n  func.return\n}\n");
-  EXPECT_NE(mask->errors().find("mask must be an i1 tile, got tile<i32>[32]\n"), std::string::npos) << mask->errors();
+  expectRejected(head, {
+      {"  tile.prefetch %1, %2\n", "13:3: tile.prefetch prefetches global tensors only, got shared<f32>[64]"},
+      {"  tile.prefetch %x, %2, %3\n", "13:3: tile.prefetch of tensor<f32>[N] expects 2 operands (memory, indices), got 3"},
+      {"  tile.prefetch %x, %2, %3 {mask = true}\n", "13:3: tile.prefetch mask must be an i1 tile, got tile<i32>[32]"},
+  });
 }
 
 TEST(IRVerifier, CopyAsyncFromATensorIntoSharedMemory) {
