@@ -89,6 +89,9 @@ private:
   Status execIf(const ir::Operation& op);
   Status execLoad(const ir::Operation& op);
   Status execPrefetch(const ir::Operation& op);
+  /// Operands 1.. of a memory op as tiles (t[i] for operand i) and the shape
+  /// they broadcast to, or an error naming the two that do not.
+  Status broadcastOperands(const ir::Operation& op, std::vector<const Tile*>& t, std::vector<int64_t>& shape);
   Status execStore(const ir::Operation& op);
   Status execReduce(const ir::Operation& op);
   Status execShape(const ir::Operation& op);

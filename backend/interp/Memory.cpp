@@ -76,12 +76,18 @@ Status Evaluator::execPrefetch(const ir::Operation& op) {
   if (op.numOperands() != expected)
     return opError(op, "has " + std::to_string(op.numOperands()) + " operands but a prefetch of rank-" +
                            std::to_string(m->shape.size()) + " memory takes " + std::to_string(expected));
+  std::vector<const Tile*> t;
   std::vector<int64_t> shape;
-  for (unsigned i = 1; i < expected; ++i) {
-    const Tile* t;
-    if (Status s = tileOf(op, i, t); !s) return s;
-    auto b = ir::broadcastShapes(shape, t->shape);
-    if (!b) return opError(op, "operand shapes " + ir::shapeStr(shape) + " and " + ir::shapeStr(t->shape) + " do not broadcast");
+  return broadcastOperands(op, t, shape);
+}
+
+Status Evaluator::broadcastOperands(const ir::Operation& op, std::vector<const Tile*>& t, std::vector<int64_t>& shape) {
+  t.assign(op.numOperands(), nullptr);
+  shape.clear();
+  for (unsigned i = 1; i < op.numOperands(); ++i) {
+    if (Status s = tileOf(op, i, t[i]); !s) return s;
+    auto b = ir::broadcastShapes(shape, t[i]->shape);
+    if (!b) return opError(op, "operand shapes " + ir::shapeStr(shape) + " and " + ir::shapeStr(t[i]->shape) + " do not broadcast");
     shape = *b;
   }
   return Status::ok();
@@ -102,14 +108,9 @@ Status Evaluator::execStore(const ir::Operation& op) {
   if (op.numOperands() != expected)
     return opError(op, "has " + std::to_string(op.numOperands()) + " operands but a store to rank-" + std::to_string(r) +
                            " memory" + (hasMask ? " with a mask" : "") + " takes " + std::to_string(expected));
-  std::vector<const Tile*> t(expected, nullptr);
+  std::vector<const Tile*> t;
   std::vector<int64_t> shape;
-  for (unsigned i = 1; i < expected; ++i) {
-    if (Status s = tileOf(op, i, t[i]); !s) return s;
-    auto b = ir::broadcastShapes(shape, t[i]->shape);
-    if (!b) return opError(op, "operand shapes " + ir::shapeStr(shape) + " and " + ir::shapeStr(t[i]->shape) + " do not broadcast");
-    shape = *b;
-  }
+  if (Status s = broadcastOperands(op, t, shape); !s) return s;
   const int64_t n = numElements(shape);
   std::vector<std::vector<double>> scratch(expected);
   std::vector<const double*> p(expected, nullptr);
