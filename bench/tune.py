@@ -227,11 +227,6 @@ def variant_cases():
     for wp in (4, 8):
         yield ("RMSNorm fwd 32768x8192", f"stdlib row WARPS={wp}", fwd,
                lambda wp=wp: rms.rmsnorm_fwd_row(x, w, y, rstd, eps=1e-6, BLOCK_N=8192, WARPS=wp))
-    # The row of the CTA one or two resident waves later asked into L2 (4 CTAs of 8 warps per SM; backend v13, not
-    # yet timed).
-    for l2 in (4 * sms, 8 * sms):
-        yield ("RMSNorm fwd 32768x8192", f"stdlib row WARPS=8 L2={l2}", fwd,
-               lambda l2=l2: rms.rmsnorm_fwd_row(x, w, y, rstd, eps=1e-6, BLOCK_N=8192, WARPS=8, L2=l2))
     yield ("RMSNorm fwd 32768x8192", "rows WARPS=8 ROWS=4", fwd,
            lambda: var.rms_fwd_rows(x, w, y, rstd, eps=1e-6, WARPS=8, ROWS=4))
     for bn, wp in ((2048, 4), (2048, 2), (2048, 8), (1024, 4), (4096, 4), (4096, 8), (8192, 8)):
@@ -292,7 +287,7 @@ def variant_cases():
     for wp in (8, 16, 32):
         yield ("LayerNorm bwd 32768x8192 (dx, partials)", f"stdlib WARPS={wp} P=1x", 3 * M * N * 2,
                lambda wp=wp: ln.layernorm_bwd(x, w, dyl, mean, rstd, dxl, dwp, dbp, BLOCK_N=8192, WARPS=wp))
-    for l2 in (2, 3):  # x and dy asked into L2 L2 rows ahead (backend v13, not yet timed)
+    for l2 in (0, 3):  # x and dy asked into L2 L2 rows ahead: the default 2, none, 3 (backend v14)
         yield ("LayerNorm bwd 32768x8192 (dx, partials)", f"stdlib WARPS=16 P=1x L2={l2}", 3 * M * N * 2,
                lambda l2=l2: ln.layernorm_bwd(x, w, dyl, mean, rstd, dxl, dwp, dbp, BLOCK_N=8192, WARPS=16, L2=l2))
         yield ("LayerNorm bwd 32768x8192 (dx, partials)", f"wrow WARPS={wp} P=1x", 3 * M * N * 2,
@@ -333,7 +328,7 @@ def variant_cases():
     for wp in (16, 32):
         yield ("RMSNorm bwd 32768x8192 (dx, partials)", f"stdlib WARPS={wp} P=1x", 3 * M * N * 2,
                lambda wp=wp: rms.rmsnorm_bwd(x, w, dy, rstd, dx, part, BLOCK_N=8192, WARPS=wp))
-    for l2 in (2, 3):  # x and dy asked into L2 L2 rows ahead (backend v13, not yet timed at this shape)
+    for l2 in (0, 3):  # x and dy asked into L2 L2 rows ahead: the default 2, none, 3 (backend v14)
         yield ("RMSNorm bwd 32768x8192 (dx, partials)", f"stdlib WARPS=16 P=1x L2={l2}", 3 * M * N * 2,
                lambda l2=l2: rms.rmsnorm_bwd(x, w, dy, rstd, dx, part, BLOCK_N=8192, WARPS=16, L2=l2))
     for wp, pf in ((16, 1), (16, 2), (32, 1)):
@@ -472,7 +467,6 @@ def short_bwd_cases(rms, ln, sms):
 
 def rows_variant_cases(rms, var, sms):
     """rmsnorm_bwd_rows ([ROWS, N] tiles) against rmsnorm_bwd, which walks one row at a time."""
-    bf = torch.bfloat16
     for M, N in ((2048, 8192), (65536, 1024), (131072, 512), (32768, 2048), (16384, 4096)):
         x, w, dy, dx, rstd, ref = rms_bwd_inputs(M, N)
         wl = f"RMSNorm bwd {M}x{N} (dx, partials)"
@@ -491,22 +485,6 @@ def rows_variant_cases(rms, var, sms):
                 yield (wl, f"pf WARPS={wp} P={p} PF={pf}", nbytes,
                        lambda x=x, w=w, dy=dy, rstd=rstd, dx=dx, part=part, wp=wp, pf=pf:
                        var.rms_bwd_pf(x, w, dy, rstd, dx, part, WARPS=wp, PF=pf))
-        if N == 8192:  # dw summed in the same kernel (atomics, a last-CTA ticket) against two kernels
-            dwb = torch.empty(N, device=DEV, dtype=bf)
-            part2 = torch.empty(sms, N, device=DEV)
-            dw_ref = (dy.float() * x.float() * rstd[:, None]).sum(0)
-            CHECKS[wl + " + dw"] = lambda dx=dx, ref=ref, dwb=dwb, dw_ref=dw_ref: max(rel_err(dx, ref), rel_err(dwb, dw_ref))
-            yield (wl + " + dw", f"two kernels WARPS=16 P={sms}", nbytes,
-                   lambda x=x, w=w, dy=dy, rstd=rstd, dx=dx, part2=part2, dwb=dwb:
-                   (rms.rmsnorm_bwd(x, w, dy, rstd, dx, part2, BLOCK_N=8192, WARPS=16), rms.rmsnorm_bwd_dw(part2, dwb)))
-            # G CTAs per group add into the group's row first (G = P: every CTA into one row, backend v7's form)
-            for wp, g in ((16, sms), (16, 12), (16, 22), (16, 33), (16, 6), (8, 12)):
-                groups = -(-sms // g)
-                ws = (torch.zeros(groups, N, device=DEV), torch.zeros(N, device=DEV),
-                      torch.zeros(groups + 1, device=DEV, dtype=torch.int32))
-                yield (wl + " + dw", f"fused WARPS={wp} P={sms} G={g}", nbytes,
-                       lambda x=x, w=w, dy=dy, rstd=rstd, dx=dx, dwb=dwb, ws=ws, wp=wp, g=g:
-                       var.rms_bwd_fused(x, w, dy, rstd, dx, dwb, *ws, BLOCK_N=8192, WARPS=wp, P=sms, G=g))
         if N == 8192:  # split over a cluster: more rows in flight per SM
             for c, bn, wp, per_sm in ((2, 4096, 8, 1), (2, 4096, 8, 2), (2, 4096, 16, 1), (4, 2048, 8, 2), (4, 2048, 4, 4)):
                 part = torch.empty(max(1, per_sm * sms // c), N, device=DEV)

@@ -542,31 +542,6 @@ def test_cluster_split_pipelined_through_l2():
         np.testing.assert_allclose(part.sum(axis=0), (dy * x64 * rstd[:, None]).sum(axis=0), rtol=1e-4, atol=1e-4)
 
 
-@pytest.mark.parametrize("group", [5, 2, 1])
-def test_one_kernel_backward_with_a_ticket(group):
-    """bench/variants.fnk's rms_bwd_fused: dx per row and dw summed over the
-    CTAs in the same kernel (atomic adds into each group's row, the group's
-    last CTA adds that into one row, the last group's last CTA writes dw and
-    every ticket and sum is back at zero): NumPy's answer on two calls in a
-    row, the second from the workspace the first left. 5 CTAs in one group,
-    in groups of 2 (the last one short) and of 1."""
-    v = fnk.load(REPO / "bench" / "variants.fnk")
-    r = np.random.default_rng(4)
-    M, N, P = 37, 1000, 5
-    groups = -(-P // group)
-    x, w, dy = (r.standard_normal(s).astype(np.float32) for s in ((M, N), N, (M, N)))
-    rstd = (1 / np.sqrt((x.astype(np.float64) ** 2).mean(axis=1) + 1e-6)).astype(np.float32)
-    accg, acc, ticket = np.zeros((groups, N), np.float32), np.zeros(N, np.float32), np.zeros(groups + 1, np.int32)
-    g = dy.astype(np.float64) * w
-    ref_dx = g * rstd[:, None] - x * ((g * x).sum(axis=1) * rstd.astype(np.float64) ** 3 / N)[:, None]
-    for _ in range(2):
-        dx, dw = np.full_like(x, np.nan), np.full(N, np.nan, np.float32)
-        v.rms_bwd_fused(x, w, dy, rstd, dx, dw, accg, acc, ticket, BLOCK_N=1024, WARPS=4, P=P, G=group, T="f32")
-        np.testing.assert_allclose(dx, ref_dx, rtol=1e-4, atol=1e-4)
-        np.testing.assert_allclose(dw, (dy * x * rstd[:, None].astype(np.float64)).sum(axis=0), rtol=1e-4, atol=1e-4)
-        assert not accg.any() and not acc.any() and not ticket.any()
-
-
 @pytest.mark.parametrize("b_,s,h,block,sb,l2", [(3, 7, 24, 32, 4, 0), (2, 5, 16, 16, 6, 0), (4, 2, 30, 32, 4, 0),
                                                 (2, 9, 20, 32, 3, 0), (3, 7, 24, 32, 2, 2), (2, 9, 20, 32, 3, 1)])
 def test_dit_backward_in_one_kernel(b_, s, h, block, sb, l2):

@@ -30,17 +30,15 @@ def rmsnorm_cases(rng, M, N):
     if N <= 8192:  # the whole-row kernel's domain (fnk.torch uses it up to 8192)
         row = {"BLOCK_N": max(256, 1 << (N - 1).bit_length())}
         yield ("stdlib/norm/rmsnorm.fnk", "rmsnorm_fwd_row", {"x": x, "w": w}, ["y", "rstd"], {"eps": 1e-5}, {}, row)
-        if M > 8:  # asking L2 for the row of the CTA 3 places later (past the last row: nothing)
-            yield ("stdlib/norm/rmsnorm.fnk", "rmsnorm_fwd_row", {"x": x, "w": w}, ["y", "rstd"], {"eps": 1e-5}, {},
-                   {**row, "L2": 3})
         if N <= 1024:  # one warp (the reduction's butterfly-only path), up to 32 elements per lane
             yield ("stdlib/norm/rmsnorm.fnk", "rmsnorm_fwd_row", {"x": x, "w": w}, ["y", "rstd"], {"eps": 1e-5}, {},
                    {**row, "WARPS": 1})
     yield ("stdlib/norm/rmsnorm.fnk", "rmsnorm_bwd", {"x": x, "w": w, "dy": dy, "rstd": _rstd(x)},
            ["dx", "dw_partial"], {}, {"P": P})
-    if M > 8:  # x and dy of the row two steps ahead asked into L2 (rows that fit one tile)
-        yield ("stdlib/norm/rmsnorm.fnk", "rmsnorm_bwd", {"x": x, "w": w, "dy": dy, "rstd": _rstd(x)},
-               ["dx", "dw_partial"], {}, {"P": P}, {"BLOCK_N": max(256, 1 << (N - 1).bit_length()), "L2": 2})
+    if M > 8:  # one tile per row, x and dy of the row two steps ahead asked into L2 (the default), and not
+        for l2 in (2, 0):
+            yield ("stdlib/norm/rmsnorm.fnk", "rmsnorm_bwd", {"x": x, "w": w, "dy": dy, "rstd": _rstd(x)},
+                   ["dx", "dw_partial"], {}, {"P": P}, {"BLOCK_N": max(256, 1 << (N - 1).bit_length()), "L2": l2})
     yield ("stdlib/norm/rmsnorm.fnk", "rmsnorm_bwd_dw", {"partial": rng.standard_normal((P, N))}, ["dw"], {}, {})
     mu, r = _mean_rstd(x)
     b = rng.standard_normal(N)
@@ -68,10 +66,11 @@ def rmsnorm_cases(rng, M, N):
                    {"eps": 1e-5}, {}, {"BLOCK_N": blk, "WARPS": 4, **ring})
     yield ("stdlib/norm/layernorm.fnk", "layernorm_bwd", {"x": x, "w": w, "dy": dy, "mean": mu, "rstd": r},
            ["dx", "dw_partial", "db_partial"], {}, {"P": P})
-    if M > 8:
-        yield ("stdlib/norm/layernorm.fnk", "layernorm_bwd", {"x": x, "w": w, "dy": dy, "mean": mu, "rstd": r},
-               ["dx", "dw_partial", "db_partial"], {}, {"P": P},
-               {"BLOCK_N": max(256, 1 << (N - 1).bit_length()), "L2": 2})
+    if M > 8:  # one tile per row, with the L2 request two rows ahead (the default) and without
+        for l2 in (2, 0):
+            yield ("stdlib/norm/layernorm.fnk", "layernorm_bwd", {"x": x, "w": w, "dy": dy, "mean": mu, "rstd": r},
+                   ["dx", "dw_partial", "db_partial"], {}, {"P": P},
+                   {"BLOCK_N": max(256, 1 << (N - 1).bit_length()), "L2": l2})
     yield ("stdlib/norm/layernorm.fnk", "layernorm_bwd_dwdb",
            {"dw_partial": rng.standard_normal((P, N)), "db_partial": rng.standard_normal((P, N))}, ["dw", "db"], {}, {})
     yield ("examples/wide_rmsnorm.fnk", "wide_rmsnorm_fwd", {"x": x, "w": w}, ["y", "rstd"], {"eps": 1e-5}, {})
@@ -266,13 +265,7 @@ def lang_cases(rng):
     yield (f, "lang_control", {"x": rng.standard_normal((7, 300))}, ["y", "s"], {}, {})
     yield (f, "lang_grid3", {"x": rng.standard_normal((2, 3, 5))}, ["y"], {}, {})
     yield (f, "lang_cluster", {"x": rng.standard_normal((6, 64))}, ["y", "z", "s"], {}, {})
-    # The one-kernel RMSNorm backward (bench/variants.fnk): dw by atomics into groups' rows, then one row, and
-    # two levels of tickets; 5 CTAs in one group and in groups of 2 (the last one short).
     xr, dyr = rng.standard_normal((37, 1000)), rng.standard_normal((37, 1000))
-    for g in (5, 2):
-        yield ("bench/variants.fnk", "rms_bwd_fused", {"x": xr, "w": rng.standard_normal(1000), "dy": dyr, "rstd": _rstd(xr)},
-               ["dx", "dw", "accg", "acc", "ticket"], {}, {"NG": cdiv(5, g), "NT": cdiv(5, g) + 1},
-               {"BLOCK_N": 1024, "WARPS": 4, "P": 5, "G": g})
     # The backward through a shared-memory ring (copy_async), rings longer than some CTAs' rows.
     yield ("bench/variants.fnk", "rms_bwd_ring", {"x": xr, "w": rng.standard_normal(1000), "dy": dyr, "rstd": _rstd(xr)},
            ["dx", "dw_partial"], {}, {"P": 5}, {"BLOCK_N": 1024, "WARPS": 4, "S": 3})
