@@ -364,6 +364,13 @@ def variant_cases():
     pf_fwd += [(f"staged SB=256 WARPS=1 STAGES={st} L2={l2}",
                 lambda *t, st=st, l2=l2: dit.dit_modulate_fwd(*t, eps=1e-6, SB=256, WARPS=1, STAGES=st, L2=l2))
                for st, l2 in ((3, 528), (3, 792), (3, 1056), (3, 1320), (3, 2112), (4, 1056))]
+    # Shorter CTAs again, each asking for its successor's rows (v13 without: SB = 512 66.2-66.8, 1024 80.7). Still
+    # slower (backend v14: 512 66.2-67.0, 1024 79.6-80.4, against 62.9-63.1 at 256): at one row per CTA the
+    # modulation vectors' loads are four times the row's bytes.
+    pf_fwd += [(f"staged SB={sb} WARPS=1 STAGES={st} L2={l2}",
+                lambda *t, sb=sb, st=st, l2=l2: dit.dit_modulate_fwd(*t, eps=1e-6, SB=sb, WARPS=1, STAGES=st, L2=l2))
+               for sb, st, l2 in ((256, 2, 792), (512, 2, 792), (512, 2, 1584), (512, 3, 792), (512, 3, 1584),
+                                  (1024, 2, 1056), (1024, 2, 2112), (1024, 2, 4224))]
     pf_fwd += [(f"bstore SB={sb} WARPS=1 STAGES={st}",
                 lambda *t, sb=sb, st=st: var.dit_fwd_bstore(*t, eps=1e-6, SB=sb, WARPS=1, STAGES=st))
                for sb, st in ((256, 3), (256, 4), (128, 3), (113, 3))]
