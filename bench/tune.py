@@ -484,6 +484,10 @@ def rows_variant_cases(rms, var, sms):
         yield (wl, f"stdlib WARPS={std_warps} P={sms}", nbytes,
                lambda x=x, w=w, dy=dy, rstd=rstd, dx=dx, part=part, wp=std_warps, n=N:
                rms.rmsnorm_bwd(x, w, dy, rstd, dx, part, BLOCK_N=n, WARPS=wp))
+        if N >= 4096:  # fnk.torch's row backward without its default L2 request two rows ahead (backend v14)
+            yield (wl, f"stdlib WARPS={std_warps} P={sms} L2=0", nbytes,
+                   lambda x=x, w=w, dy=dy, rstd=rstd, dx=dx, part=part, wp=std_warps, n=N:
+                   rms.rmsnorm_bwd(x, w, dy, rstd, dx, part, BLOCK_N=n, WARPS=wp, L2=0))
         configs = {8192: ((2, 16, sms),), 4096: ((2, 16, sms),), 2048: ((4, 8, sms), (8, 8, sms)),
                    1024: ((8, 8, sms), (16, 8, sms)), 512: ((16, 8, sms), (32, 8, sms))}[N]
         if N == 8192:  # deeper prefetch: more rows in flight per SM

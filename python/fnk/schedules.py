@@ -103,7 +103,7 @@ def rms_fwd(n, sms=132, resident=None):
     return Launch("rmsnorm_fwd_split", {**consts, "P": p})
 
 
-def rms_bwd(n, resident=None):
+def rms_bwd(n, resident=None, m=None, sms=132):
     """Short rows several per step, in 2048-element tiles with 4 CTAs per
     SM: at 4 warps up to 512 columns (131072x512 127 us with the rows in warps,
     against 134 at 8 warps, 149 for 4096-element tiles at 2 per SM and 521 one
@@ -117,11 +117,15 @@ def rms_bwd(n, resident=None):
     620 us; 580 since the kernel updates dw before its cluster reduction,
     backend v8; 556 since it loads w once, v11). One CTA per SM for the row
     kernel (1, 2 and 4 per SM ran within 1% at 32768x8192; more only add
-    partial rows)."""
+    partial rows). The row kernel asks L2 for the row two steps ahead
+    (rmsnorm_bwd's L2 = 2: 32768x8192 395.6 -> 392.2 us) unless its CTAs
+    walk fewer than 32 rows each (m rows over sms CTAs): 2048x8192, 15-16
+    rows each, 33.0-33.2 without against 33.4-33.9 with (backend v14)."""
     if n <= 2048:
         return Launch("rmsnorm_bwd_rows", rows_tile(n, 4 if n <= 512 else 8, elems=2048), per_sm=4)
     if n <= 8192:
-        return Launch("rmsnorm_bwd", {"BLOCK_N": block(n), "WARPS": BWD_ROW_WARPS})
+        l2 = 0 if m is not None and m < 32 * sms else 2
+        return Launch("rmsnorm_bwd", {"BLOCK_N": block(n), "WARPS": BWD_ROW_WARPS, "L2": l2})
     c, b, warps = split(n, backward=True)
     if b >= 16384:
         return _resident_grid(Launch("rmsnorm_bwd_split_smem", {"BLOCK_N": b, "CLUSTER": c, "WARPS": warps},

@@ -84,7 +84,7 @@ class _RMSNorm(torch.autograd.Function):
         dy2 = dy.contiguous().view(m, n).to(x2.dtype)
         dx = torch.empty_like(x2)
         mod = _module("rmsnorm")
-        launch = schedules.rms_bwd(n, _resident("rmsnorm", _dtype(x2)))
+        launch = schedules.rms_bwd(n, _resident("rmsnorm", _dtype(x2)), m=m, sms=_sms(x2.device))
         partial = torch.empty(schedules.partial_rows(m, _sms(x2.device), launch), n, device=x2.device,
                               dtype=torch.float32)
         getattr(mod, launch.kernel)(x2, w, dy2, rstd, dx, partial, **launch.consts, T=_dtype(x2))

@@ -35,10 +35,9 @@ def rmsnorm_cases(rng, M, N):
                    {**row, "WARPS": 1})
     yield ("stdlib/norm/rmsnorm.fnk", "rmsnorm_bwd", {"x": x, "w": w, "dy": dy, "rstd": _rstd(x)},
            ["dx", "dw_partial"], {}, {"P": P})
-    if M > 8:  # one tile per row, x and dy of the row two steps ahead asked into L2 (the default), and not
-        for l2 in (2, 0):
-            yield ("stdlib/norm/rmsnorm.fnk", "rmsnorm_bwd", {"x": x, "w": w, "dy": dy, "rstd": _rstd(x)},
-                   ["dx", "dw_partial"], {}, {"P": P}, {"BLOCK_N": max(256, 1 << (N - 1).bit_length()), "L2": l2})
+    if M > 8:  # one tile per row, x and dy of the row two steps ahead asked into L2 (the default)
+        yield ("stdlib/norm/rmsnorm.fnk", "rmsnorm_bwd", {"x": x, "w": w, "dy": dy, "rstd": _rstd(x)},
+               ["dx", "dw_partial"], {}, {"P": P}, {"BLOCK_N": max(256, 1 << (N - 1).bit_length())})
     yield ("stdlib/norm/rmsnorm.fnk", "rmsnorm_bwd_dw", {"partial": rng.standard_normal((P, N))}, ["dw"], {}, {})
     mu, r = _mean_rstd(x)
     b = rng.standard_normal(N)
@@ -66,11 +65,9 @@ def rmsnorm_cases(rng, M, N):
                    {"eps": 1e-5}, {}, {"BLOCK_N": blk, "WARPS": 4, **ring})
     yield ("stdlib/norm/layernorm.fnk", "layernorm_bwd", {"x": x, "w": w, "dy": dy, "mean": mu, "rstd": r},
            ["dx", "dw_partial", "db_partial"], {}, {"P": P})
-    if M > 8:  # one tile per row, with the L2 request two rows ahead (the default) and without
-        for l2 in (2, 0):
-            yield ("stdlib/norm/layernorm.fnk", "layernorm_bwd", {"x": x, "w": w, "dy": dy, "mean": mu, "rstd": r},
-                   ["dx", "dw_partial", "db_partial"], {}, {"P": P},
-                   {"BLOCK_N": max(256, 1 << (N - 1).bit_length()), "L2": l2})
+    if M > 8:  # one tile per row, x and dy of the row two steps ahead asked into L2 (the default)
+        yield ("stdlib/norm/layernorm.fnk", "layernorm_bwd", {"x": x, "w": w, "dy": dy, "mean": mu, "rstd": r},
+               ["dx", "dw_partial", "db_partial"], {}, {"P": P}, {"BLOCK_N": max(256, 1 << (N - 1).bit_length())})
     yield ("stdlib/norm/layernorm.fnk", "layernorm_bwd_dwdb",
            {"dw_partial": rng.standard_normal((P, N)), "db_partial": rng.standard_normal((P, N))}, ["dw", "db"], {}, {})
     yield ("examples/wide_rmsnorm.fnk", "wide_rmsnorm_fwd", {"x": x, "w": w}, ["y", "rstd"], {"eps": 1e-5}, {})
