@@ -103,6 +103,13 @@ def rms_fwd(n, sms=132, resident=None):
     return Launch("rmsnorm_fwd_split", {**consts, "P": p})
 
 
+def _row_l2(m, sms):
+    """The row backwards' L2 const: rows two steps ahead asked into L2 when
+    each of the sms CTAs walks 32 rows or more of the m (or m is not known),
+    none for shorter walks (rms_bwd's measurements)."""
+    return 0 if m is not None and m < 32 * sms else 2
+
+
 def rms_bwd(n, resident=None, m=None, sms=132):
     """Short rows several per step, in 2048-element tiles with 4 CTAs per
     SM: at 4 warps up to 512 columns (131072x512 127 us with the rows in warps,
@@ -124,8 +131,7 @@ def rms_bwd(n, resident=None, m=None, sms=132):
     if n <= 2048:
         return Launch("rmsnorm_bwd_rows", rows_tile(n, 4 if n <= 512 else 8, elems=2048), per_sm=4)
     if n <= 8192:
-        l2 = 0 if m is not None and m < 32 * sms else 2
-        return Launch("rmsnorm_bwd", {"BLOCK_N": block(n), "WARPS": BWD_ROW_WARPS, "L2": l2})
+        return Launch("rmsnorm_bwd", {"BLOCK_N": block(n), "WARPS": BWD_ROW_WARPS, "L2": _row_l2(m, sms)})
     c, b, warps = split(n, backward=True)
     if b >= 16384:
         return _resident_grid(Launch("rmsnorm_bwd_split_smem", {"BLOCK_N": b, "CLUSTER": c, "WARPS": warps},
@@ -150,19 +156,20 @@ def ln_fwd(n, sms=132):
     return Launch("layernorm_fwd", {"BLOCK_N": 2048, "WARPS": 4})
 
 
-def ln_bwd(n):
+def ln_bwd(n, m=None, sms=132):
     """As the RMSNorm backward, without a split. Short rows in 4096-element
     tiles with 2 CTAs per SM, rows in warps: at 8 warps up to 512 columns
     (131072x512 114 us, against 160 in the blocked layout and 521 one row at
     a time), at 4 up to 1024 (65536x1024 121, against 149 for 2048-element
     tiles); 2048 columns in 2048-element tiles at 4 warps, 4 per SM
     (32768x2048 125 against 162 for two rows at 8 warps); one row per step
-    beyond (32768x8192: 402 us, backend v8)."""
+    beyond (32768x8192: 402 us, backend v8), asking L2 for the row two steps
+    ahead as rms_bwd's row kernel does (386.0 us, backend v14)."""
     if n <= 1024:
         return Launch("layernorm_bwd_rows", rows_tile(n, 8 if n <= 512 else 4), per_sm=2)
     if n <= 2048:
         return Launch("layernorm_bwd_rows", rows_tile(n, 4, elems=2048), per_sm=4)
-    return Launch("layernorm_bwd", {"BLOCK_N": block(n), "WARPS": BWD_ROW_WARPS})
+    return Launch("layernorm_bwd", {"BLOCK_N": block(n), "WARPS": BWD_ROW_WARPS, "L2": _row_l2(m, sms)})
 
 
 def partial_rows(m, sms, launch):

@@ -58,8 +58,8 @@ def test_rmsnorm_resident_grid(mods):
     assert asked == []
 
 
-def test_rmsnorm_row_backward_asks_l2_for_long_walks():
-    """The row backward asks L2 for rows two steps ahead when its CTAs walk
+def test_row_backwards_ask_l2_for_long_walks():
+    """The row backwards (RMSNorm and LayerNorm) ask L2 for rows two steps ahead when its CTAs walk
     32 rows or more each, not for short walks, and by default when the rows
     are not known; the other backwards take no such const."""
     assert schedules.rms_bwd(8192, m=32 * SMS, sms=SMS).consts["L2"] == 2
@@ -67,6 +67,8 @@ def test_rmsnorm_row_backward_asks_l2_for_long_walks():
     assert schedules.rms_bwd(4096).consts["L2"] == 2
     assert "L2" not in schedules.rms_bwd(1024, m=8, sms=SMS).consts
     assert "L2" not in schedules.rms_bwd(65536, m=8, sms=SMS).consts
+    assert schedules.ln_bwd(8192, m=32 * SMS, sms=SMS).consts["L2"] == 2
+    assert schedules.ln_bwd(4096, m=SMS, sms=SMS).consts["L2"] == 0
 
 
 def check_rmsnorm(rms, n, resident=None):

@@ -16,8 +16,9 @@ spec.loader.exec_module(schedules)
 files = {"rmsnorm": root / "stdlib" / "norm" / "rmsnorm.fnk", "layernorm": root / "stdlib" / "norm" / "layernorm.fnk"}
 launches = {}
 for n in (7, 128, 512, 1000, 2048, 4096, 8192, 16384, 65536, 262144):
-    for pick in (schedules.rms_fwd, schedules.rms_bwd, schedules.ln_fwd, schedules.ln_bwd):
-        launch = pick(n)
+    # The backwards also as launched for few rows (m = 1: the row kernels without their L2 request).
+    for launch in (schedules.rms_fwd(n), schedules.rms_bwd(n), schedules.rms_bwd(n, m=1),
+                   schedules.ln_fwd(n), schedules.ln_bwd(n), schedules.ln_bwd(n, m=1)):
         key = (launch.kernel, tuple(sorted(launch.consts.items())))
         launches[key] = files["rmsnorm" if launch.kernel.startswith("rms") else "layernorm"]
 for (kernel, consts), path in sorted(launches.items()):
