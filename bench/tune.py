@@ -655,6 +655,13 @@ def wide_variant_cases(rms, var, sms):
             yield (bwd, f"split_bulk CLUSTER={c} BLOCK_N={bn} WARPS={wp} P={p} S={st}", 3 * M * N * 2,
                    lambda x=x, w=w, dy=dy, rstd=rstd, dx=dx, part=part, c=c, bn=bn, wp=wp, st=st:
                    var.rms_bwd_split_bulk(x, w, dy, rstd, dx, part, BLOCK_N=bn, CLUSTER=c, WARPS=wp, S=st))
+        # The same ring fed from L2: the row the next step copies asked into L2 after this row's copies landed
+        # (backend v14's request; written after its device time, not yet timed).
+        for p, l2 in (((7, 2), (7, 3)) if N > 65536 else ()):
+            part = torch.empty(p, N, device=DEV)
+            yield (bwd, f"split_bulk CLUSTER=16 BLOCK_N=16384 WARPS=16 P={p} S=2 L2={l2}", 3 * M * N * 2,
+                   lambda x=x, w=w, dy=dy, rstd=rstd, dx=dx, part=part, l2=l2:
+                   var.rms_bwd_split_bulk(x, w, dy, rstd, dx, part, BLOCK_N=16384, CLUSTER=16, WARPS=16, S=2, L2=l2))
         # split_smem without its L2 request (after the row's loads have landed; backend v14)
         for p in ((7,) if N > 65536 else ()):
             part = torch.empty(p, N, device=DEV)

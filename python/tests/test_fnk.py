@@ -523,6 +523,26 @@ def test_cluster_split_rings():
     np.testing.assert_allclose(part.sum(axis=0), (dy * x64 * rstd32[:, None]).sum(axis=0), rtol=1e-4, atol=1e-4)
 
 
+@pytest.mark.parametrize("l2", [0, 2])
+def test_cluster_split_staged_by_bulk_copies(l2):
+    """bench/variants.fnk's rms_bwd_split_bulk (x and dy a row ahead in a
+    two-slot ring of bulk copies, dw in shared memory), with and without the
+    next copy's row asked into L2 (past the last row: nothing), against
+    NumPy: rows split over a cluster of 4, ragged and full widths."""
+    v = fnk.load(REPO / "bench" / "variants.fnk")
+    r = np.random.default_rng(3)
+    for M, N, P in ((7, 1000, 2), (5, 1024, 3)):
+        x, w, dy = (r.standard_normal(s).astype(np.float32) for s in ((M, N), N, (M, N)))
+        x64 = x.astype(np.float64)
+        rstd = (1 / np.sqrt((x64 ** 2).mean(axis=1) + 1e-6)).astype(np.float32)
+        g = dy.astype(np.float64) * w
+        ref_dx = g * rstd[:, None] - x64 * ((g * x64).sum(axis=1) * rstd.astype(np.float64) ** 3 / N)[:, None]
+        dx, part = np.full_like(x, np.nan), np.full((P, N), np.nan, np.float32)
+        v.rms_bwd_split_bulk(x, w, dy, rstd, dx, part, BLOCK_N=256, CLUSTER=4, WARPS=2, S=2, L2=l2, T="f32")
+        np.testing.assert_allclose(dx, ref_dx, rtol=1e-4, atol=1e-4)
+        np.testing.assert_allclose(part.sum(axis=0), (dy * x64 * rstd[:, None]).sum(axis=0), rtol=1e-4, atol=1e-4)
+
+
 def test_cluster_split_pipelined_through_l2():
     """bench/variants.fnk's rms_bwd_split_l2pipe (the next row's partial dot
     between this row's cluster push and its sum's use; x and dy read again

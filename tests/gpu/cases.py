@@ -97,6 +97,9 @@ def split_cases(x, w, dy, cluster, min_block, fwd_p):
         for st in (2, 3):
             yield ("bench/variants.fnk", kernel, {"x": x, "w": w, "dy": dy, "rstd": _rstd(x)},
                    ["dx", "dw_partial"], {}, {"P": 2}, {**split, "S": st})
+    # The ring fed from L2: the row S steps ahead asked into L2 (past the last row: nothing).
+    yield ("bench/variants.fnk", "rms_bwd_split_bulk", {"x": x, "w": w, "dy": dy, "rstd": _rstd(x)},
+           ["dx", "dw_partial"], {}, {"P": 2}, {**split, "S": 2, "L2": 2})
     # Pipelined the same way without the ring: the row read again from L2 for dx.
     yield ("bench/variants.fnk", "rms_bwd_split_l2pipe", {"x": x, "w": w, "dy": dy, "rstd": _rstd(x)},
            ["dx", "dw_partial"], {}, {"P": 2}, split)
