@@ -26,6 +26,15 @@ def rms():
     return fnk.load(RMSNORM)
 
 
+def rms_bwd_ref(x, w, dy, rstd):
+    """RMSNorm's dx and dw in float64, from the f32 arrays a kernel was given
+    (rstd as passed: dx = r * g - x * r^3 / N * sum(g * x), g = dy * w)."""
+    x64, r = x.astype(np.float64), rstd.astype(np.float64)
+    g = dy.astype(np.float64) * w
+    dx = g * r[:, None] - x64 * ((g * x64).sum(axis=1) * r ** 3 / x.shape[1])[:, None]
+    return dx, (dy * x64 * r[:, None]).sum(axis=0)
+
+
 @pytest.mark.parametrize("m,n", [(1, 1), (3, 7), (5, 1000), (2, 4096)])
 def test_rmsnorm_fwd_f32(rms, m, n):
     r = rng()
@@ -491,13 +500,11 @@ def test_backward_through_a_shared_memory_ring():
     for M, N, P, S in ((37, 1000, 5, 3), (9, 700, 4, 4), (3, 64, 2, 2)):
         x, w, dy = (r.standard_normal(s).astype(np.float32) for s in ((M, N), N, (M, N)))
         rstd = (1 / np.sqrt((x.astype(np.float64) ** 2).mean(axis=1) + 1e-6)).astype(np.float32)
-        g = dy.astype(np.float64) * w
-        ref_dx = g * rstd[:, None] - x * ((g * x).sum(axis=1) * rstd.astype(np.float64) ** 3 / N)[:, None]
+        ref_dx, ref_dw = rms_bwd_ref(x, w, dy, rstd)
         dx, part = np.full_like(x, np.nan), np.full((P, N), np.nan, np.float32)
         v.rms_bwd_ring(x, w, dy, rstd, dx, part, BLOCK_N=1024, WARPS=4, S=S, T="f32")
         np.testing.assert_allclose(dx, ref_dx, rtol=1e-4, atol=1e-4)
-        np.testing.assert_allclose(part.sum(axis=0), (dy * x * rstd[:, None].astype(np.float64)).sum(axis=0),
-                                   rtol=1e-4, atol=1e-4)
+        np.testing.assert_allclose(part.sum(axis=0), ref_dw, rtol=1e-4, atol=1e-4)
 
 
 def test_cluster_split_rings():
@@ -515,51 +522,33 @@ def test_cluster_split_rings():
     np.testing.assert_allclose(y, x64 * rstd[:, None] * w, rtol=1e-4, atol=1e-4)
     np.testing.assert_allclose(rs, rstd, rtol=1e-5)
     rstd32 = rstd.astype(np.float32)
-    g = dy.astype(np.float64) * w
-    ref_dx = g * rstd32[:, None] - x64 * ((g * x64).sum(axis=1) * rstd32.astype(np.float64) ** 3 / N)[:, None]
+    ref_dx, ref_dw = rms_bwd_ref(x, w, dy, rstd32)
     dx, part = np.full_like(x, np.nan), np.full((P, N), np.nan, np.float32)
     v.rms_bwd_split_ring(x, w, dy, rstd32, dx, part, BLOCK_N=256, CLUSTER=4, WARPS=2, S=2, T="f32")
     np.testing.assert_allclose(dx, ref_dx, rtol=1e-4, atol=1e-4)
-    np.testing.assert_allclose(part.sum(axis=0), (dy * x64 * rstd32[:, None]).sum(axis=0), rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(part.sum(axis=0), ref_dw, rtol=1e-4, atol=1e-4)
 
 
-@pytest.mark.parametrize("l2", [0, 2])
-def test_cluster_split_staged_by_bulk_copies(l2):
-    """bench/variants.fnk's rms_bwd_split_bulk (x and dy a row ahead in a
-    two-slot ring of bulk copies, dw in shared memory), with and without the
-    next copy's row asked into L2 (past the last row: nothing), against
-    NumPy: rows split over a cluster of 4, ragged and full widths."""
-    v = fnk.load(REPO / "bench" / "variants.fnk")
-    r = np.random.default_rng(3)
-    for M, N, P in ((7, 1000, 2), (5, 1024, 3)):
-        x, w, dy = (r.standard_normal(s).astype(np.float32) for s in ((M, N), N, (M, N)))
-        x64 = x.astype(np.float64)
-        rstd = (1 / np.sqrt((x64 ** 2).mean(axis=1) + 1e-6)).astype(np.float32)
-        g = dy.astype(np.float64) * w
-        ref_dx = g * rstd[:, None] - x64 * ((g * x64).sum(axis=1) * rstd.astype(np.float64) ** 3 / N)[:, None]
-        dx, part = np.full_like(x, np.nan), np.full((P, N), np.nan, np.float32)
-        v.rms_bwd_split_bulk(x, w, dy, rstd, dx, part, BLOCK_N=256, CLUSTER=4, WARPS=2, S=2, L2=l2, T="f32")
-        np.testing.assert_allclose(dx, ref_dx, rtol=1e-4, atol=1e-4)
-        np.testing.assert_allclose(part.sum(axis=0), (dy * x64 * rstd[:, None]).sum(axis=0), rtol=1e-4, atol=1e-4)
-
-
-def test_cluster_split_pipelined_through_l2():
-    """bench/variants.fnk's rms_bwd_split_l2pipe (the next row's partial dot
-    between this row's cluster push and its sum's use; x and dy read again
-    for dx) against NumPy: rows split over a cluster of 4, clusters with one
-    row, several rows and none."""
+@pytest.mark.parametrize("kernel,consts", [("rms_bwd_split_l2pipe", {}), ("rms_bwd_split_bulk", {"S": 2}),
+                                           ("rms_bwd_split_bulk", {"S": 2, "L2": 2})])
+def test_cluster_split_backward_variants(kernel, consts):
+    """bench/variants.fnk's split backwards against NumPy, rows split over a
+    cluster of 4, clusters with one row, several rows and none:
+    rms_bwd_split_l2pipe (the next row's partial dot between this row's
+    cluster push and its sum's use; x and dy read again for dx) and
+    rms_bwd_split_bulk (x and dy a row ahead in a two-slot ring of bulk
+    copies, dw in shared memory), also with the next copy's row asked into L2
+    (past the last row: nothing)."""
     v = fnk.load(REPO / "bench" / "variants.fnk")
     r = np.random.default_rng(8)
     for M, N, P in ((7, 1000, 3), (2, 300, 3), (5, 1024, 1)):
         x, w, dy = (r.standard_normal(s).astype(np.float32) for s in ((M, N), N, (M, N)))
-        x64 = x.astype(np.float64)
-        rstd = (1 / np.sqrt((x64 ** 2).mean(axis=1) + 1e-6)).astype(np.float32)
-        g = dy.astype(np.float64) * w
-        ref_dx = g * rstd[:, None] - x64 * ((g * x64).sum(axis=1) * rstd.astype(np.float64) ** 3 / N)[:, None]
+        rstd = (1 / np.sqrt((x.astype(np.float64) ** 2).mean(axis=1) + 1e-6)).astype(np.float32)
+        ref_dx, ref_dw = rms_bwd_ref(x, w, dy, rstd)
         dx, part = np.full_like(x, np.nan), np.full((P, N), np.nan, np.float32)
-        v.rms_bwd_split_l2pipe(x, w, dy, rstd, dx, part, BLOCK_N=256, CLUSTER=4, WARPS=2, T="f32")
+        getattr(v, kernel)(x, w, dy, rstd, dx, part, BLOCK_N=256, CLUSTER=4, WARPS=2, **consts, T="f32")
         np.testing.assert_allclose(dx, ref_dx, rtol=1e-4, atol=1e-4)
-        np.testing.assert_allclose(part.sum(axis=0), (dy * x64 * rstd[:, None]).sum(axis=0), rtol=1e-4, atol=1e-4)
+        np.testing.assert_allclose(part.sum(axis=0), ref_dw, rtol=1e-4, atol=1e-4)
 
 
 @pytest.mark.parametrize("b_,s,h,block,sb,l2", [(3, 7, 24, 32, 4, 0), (2, 5, 16, 16, 6, 0), (4, 2, 30, 32, 4, 0),
