@@ -662,12 +662,15 @@ def wide_variant_cases(rms, var, sms):
             yield (bwd, f"split_bulk CLUSTER=16 BLOCK_N=16384 WARPS=16 P={p} S=2 L2={l2}", 3 * M * N * 2,
                    lambda x=x, w=w, dy=dy, rstd=rstd, dx=dx, part=part, l2=l2:
                    var.rms_bwd_split_bulk(x, w, dy, rstd, dx, part, BLOCK_N=16384, CLUSTER=16, WARPS=16, S=2, L2=l2))
-        # split_smem without its L2 request (after the row's loads have landed; backend v14)
-        for p in ((7,) if N > 65536 else ()):
+        # split_smem without its L2 request (after the row's loads have landed; backend v14), and with the next
+        # row's register loads issued before this row's reduction (PF = 1) now that its request can make them L2
+        # hits: the row after that asked (L2 = 2, 3; written after backend v14's device time, not yet timed).
+        for p, pf, l2 in (((7, 0, 0), (7, 1, 2), (7, 1, 3)) if N > 65536 else ()):
             part = torch.empty(p, N, device=DEV)
-            yield (bwd, f"split_smem CLUSTER=16 BLOCK_N=16384 WARPS=16 P={p} PF=0 L2=0", 3 * M * N * 2,
-                   lambda x=x, w=w, dy=dy, rstd=rstd, dx=dx, part=part:
-                   rms.rmsnorm_bwd_split_smem(x, w, dy, rstd, dx, part, BLOCK_N=16384, CLUSTER=16, WARPS=16, L2=0))
+            yield (bwd, f"split_smem CLUSTER=16 BLOCK_N=16384 WARPS=16 P={p} PF={pf} L2={l2}", 3 * M * N * 2,
+                   lambda x=x, w=w, dy=dy, rstd=rstd, dx=dx, part=part, pf=pf, l2=l2:
+                   rms.rmsnorm_bwd_split_smem(x, w, dy, rstd, dx, part, BLOCK_N=16384, CLUSTER=16, WARPS=16, PF=pf,
+                                              L2=l2))
         # The bulk ring pipelined by hand around the cluster reduction (the next row's partial dot before
         # this row's dx): with FNK_CLUSTER_DEFER=1 the reduction's wait moves to dx (bench/knob_ab.py).
         for c, bn, wp, p, st in (((16, 16384, 16, 7, 2), (16, 16384, 32, 7, 2)) if N > 65536 else
