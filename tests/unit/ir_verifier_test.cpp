@@ -9,11 +9,16 @@
 namespace fnk::ir {
 namespace {
 
-// Body ops are spliced in at line 9; the launch region uses %0, so printed
-// numbering in the body starts at %1.
-const char* kHead =
-    "module @m\n\nkernel @k(%x: tensor<f32>[N, 64], %y: out tensor<f32>[N, 64], %n: i32, %f: f32, %c: i1)\n"
-    "launch {\n  %0 = tile.constant {value = 1} : i32\n  func.launch_grid %n, %0, %0\n}\nbody {\n";
+// A module of one kernel with these parameters (among them %n: i32), a grid
+// of n CTAs, and its body open: body ops are spliced in at line 9; the launch
+// region uses %0, so printed numbering in the body starts at %1.
+std::string kernelHead(const std::string& params) {
+  return "module @m\n\nkernel @k(" + params + ")\n"
+         "launch {\n  %0 = tile.constant {value = 1} : i32\n  func.launch_grid %n, %0, %0\n}\nbody {\n";
+}
+
+const std::string kHead =
+    kernelHead("%x: tensor<f32>[N, 64], %y: out tensor<f32>[N, 64], %n: i32, %f: f32, %c: i1");
 
 struct Checked {
   SourceManager sm;
@@ -44,6 +49,12 @@ std::unique_ptr<Checked> check(const std::string& text) {
 
 std::unique_ptr<Checked> checkBody(const std::string& ops, const std::string& tail = "  func.return\n}\n") {
   return check(kHead + ops + tail);
+}
+
+// Body ops spliced after `head` that the verifier accepts.
+void expectAccepted(const std::string& head, const std::string& ops) {
+  auto r = check(head + ops + "  func.return\n}\n");
+  EXPECT_TRUE(r->ok) << r->errors();
 }
 
 // A rule's cases: body ops spliced after `head`, each rejected with its
@@ -231,10 +242,8 @@ TEST(IRVerifier, ReportsEachRule) {
 
 TEST(IRVerifier, AtomicsAddToFewDtypes) {
   const std::string head =
-      "module @m\n\nkernel @k(%y: out tensor<f32>[N], %h: out tensor<bf16>[N], %n: i32, %f: f32, %b: bf16)\n"
-      "launch {\n  %0 = tile.constant {value = 1} : i32\n  func.launch_grid %n, %0, %0\n}\nbody {\n";
-  auto ok = check(head + "  %1 = tile.atomic %y, %n, %f {kind = \"add\"} : f32\n  gpu.fence\n  func.return\n}\n");
-  EXPECT_TRUE(ok->ok) << ok->errors();
+      kernelHead("%y: out tensor<f32>[N], %h: out tensor<bf16>[N], %n: i32, %f: f32, %b: bf16");
+  expectAccepted(head, "  %1 = tile.atomic %y, %n, %f {kind = \"add\"} : f32\n  gpu.fence\n");
   auto bad = check(head + "  %1 = tile.atomic %h, %n, %b {kind = \"add\"} : bf16\n  func.return\n}\n");
   EXPECT_FALSE(bad->ok);
   EXPECT_NE(bad->errors().find("9:3: tile.atomic adds to i32, u32, i64, f32 or f64 memory, not out tensor<bf16>[N]\n"),
@@ -244,12 +253,10 @@ TEST(IRVerifier, AtomicsAddToFewDtypes) {
 
 TEST(IRVerifier, PrefetchesGlobalTensorsOnly) {
   const std::string head =
-      "module @m\n\nkernel @k(%x: tensor<f32>[N], %n: i32)\n"
-      "launch {\n  %0 = tile.constant {value = 1} : i32\n  func.launch_grid %n, %0, %0\n}\nbody {\n"
+      kernelHead("%x: tensor<f32>[N], %n: i32") +
       "  %1 = gpu.shared_alloc : shared<f32>[64]\n  %2 = tile.arange {start = 0, end = 64} : tile<i32>[64]\n"
       "  %3 = tile.arange {start = 0, end = 32} : tile<i32>[32]\n  %4 = tile.constant {value = true} : i1\n";
-  auto ok = check(head + "  tile.prefetch %x, %2\n  tile.prefetch %x, %2, %4 {mask = true}\n  func.return\n}\n");
-  EXPECT_TRUE(ok->ok) << ok->errors();
+  expectAccepted(head, "  tile.prefetch %x, %2\n  tile.prefetch %x, %2, %4 {mask = true}\n");
   expectRejected(head, {
       {"  tile.prefetch %1, %2\n", "13:3: tile.prefetch prefetches global tensors only, got shared<f32>[64]"},
       {"  tile.prefetch %x, %2, %3\n", "13:3: tile.prefetch of tensor<f32>[N] expects 2 operands (memory, indices), got 3"},
@@ -259,11 +266,9 @@ TEST(IRVerifier, PrefetchesGlobalTensorsOnly) {
 
 TEST(IRVerifier, CopyAsyncFromATensorIntoSharedMemory) {
   const std::string head =
-      "module @m\n\nkernel @k(%x: tensor<f32>[N], %h: tensor<bf16>[N], %n: i32)\n"
-      "launch {\n  %0 = tile.constant {value = 1} : i32\n  func.launch_grid %n, %0, %0\n}\nbody {\n"
+      kernelHead("%x: tensor<f32>[N], %h: tensor<bf16>[N], %n: i32") +
       "  %1 = gpu.shared_alloc : shared<f32>[64]\n  %2 = tile.arange {start = 0, end = 64} : tile<i32>[64]\n";
-  auto ok = check(head + "  tile.copy_async %1, %x, %2, %2 {mask = false}\n  gpu.async_wait {pending = 0}\n  func.return\n}\n");
-  EXPECT_TRUE(ok->ok) << ok->errors();
+  expectAccepted(head, "  tile.copy_async %1, %x, %2, %2 {mask = false}\n  gpu.async_wait {pending = 0}\n");
   expectRejected(head, {
       {"  tile.copy_async %1, %h, %2, %2 {mask = false}\n",
        "11:3: tile.copy_async copies tensor<bf16>[N] into shared<f32>[64]: dtypes differ"},
@@ -277,12 +282,10 @@ TEST(IRVerifier, CopyAsyncFromATensorIntoSharedMemory) {
 
 TEST(IRVerifier, CopyBulkMovesOneRunIntoASlot) {
   const std::string head =
-      "module @m\n\nkernel @k(%x: tensor<f32>[M, N], %h: tensor<bf16>[M, N], %n: i32)\n"
-      "launch {\n  %0 = tile.constant {value = 1} : i32\n  func.launch_grid %n, %0, %0\n}\nbody {\n"
+      kernelHead("%x: tensor<f32>[M, N], %h: tensor<bf16>[M, N], %n: i32") +
       "  %1 = gpu.shared_alloc : shared<f32>[2, 64]\n  %2 = tile.arange {start = 0, end = 64} : tile<i32>[64]\n"
       "  %3 = tile.broadcast %n : tile<i32>[64]\n";
-  auto ok = check(head + "  tile.copy_bulk %1, %x, %3, %2, %3, %2\n  gpu.bulk_wait %1, %n\n  func.return\n}\n");
-  EXPECT_TRUE(ok->ok) << ok->errors();
+  expectAccepted(head, "  tile.copy_bulk %1, %x, %3, %2, %3, %2\n  gpu.bulk_wait %1, %n\n");
   expectRejected(head, {
       {"  tile.copy_bulk %1, %h, %3, %2, %3, %2\n",
        "12:3: tile.copy_bulk copies tensor<bf16>[M, N] into shared<f32>[2, 64]: dtypes differ"},
@@ -298,13 +301,10 @@ TEST(IRVerifier, CopyBulkMovesOneRunIntoASlot) {
 
 TEST(IRVerifier, StoreBulkMovesOneRunOutOfASlot) {
   const std::string head =
-      "module @m\n\nkernel @k(%x: tensor<f32>[M, N], %y: out tensor<f32>[M, N], %h: out tensor<bf16>[M, N], %n: i32)\n"
-      "launch {\n  %0 = tile.constant {value = 1} : i32\n  func.launch_grid %n, %0, %0\n}\nbody {\n"
+      kernelHead("%x: tensor<f32>[M, N], %y: out tensor<f32>[M, N], %h: out tensor<bf16>[M, N], %n: i32") +
       "  %1 = gpu.shared_alloc : shared<f32>[2, 64]\n  %2 = tile.arange {start = 0, end = 64} : tile<i32>[64]\n"
       "  %3 = tile.broadcast %n : tile<i32>[64]\n";
-  auto ok = check(head + "  tile.store_bulk %y, %1, %3, %2, %3, %2\n  gpu.bulk_store_wait {pending = 0}\n"
-                         "  func.return\n}\n");
-  EXPECT_TRUE(ok->ok) << ok->errors();
+  expectAccepted(head, "  tile.store_bulk %y, %1, %3, %2, %3, %2\n  gpu.bulk_store_wait {pending = 0}\n");
   expectRejected(head, {
       {"  tile.store_bulk %1, %y, %3, %2, %3, %2\n",
        "12:3: tile.store_bulk destination must be a tensor, got shared<f32>[2, 64]"},
