@@ -429,22 +429,10 @@ EVal Elaborator::builtin(const std::string& fname, CallArgs& args, SourceRange r
     ops.insert(ops.end(), view.indices.begin(), view.indices.end());
     std::vector<int64_t> shape;
     if (!indexShape(view, shape)) return EVal::error();
+    ir::Value* mask;
+    if (!maskArg(fname, args, shape, mask)) return EVal::error();
     ir::AttrDict a;
-    if (const EVal* m = args.get("mask")) {
-      ir::Value* v = toValue(*m);
-      if (!v) return EVal::error();
-      if (v->type().dtype != DType::I1) {
-        diags_.error(m->range, "prefetch() mask must be bool, got " + v->type().str());
-        return EVal::error();
-      }
-      if (!ir::broadcastShapes(shape, v->type().shape)) {
-        diags_.error(m->range, "mask of shape " + dimsStr(v->type().shape) + " does not broadcast with the indexed shape " +
-                                   dimsStr(shape));
-        return EVal::error();
-      }
-      ops.push_back(v);
-      a.set("mask", true);
-    }
+    if (mask) ops.push_back(mask), a.set("mask", true);
     builder_.create(OpKind::Prefetch, r, ops, {}, a);
     return EVal::none(r);
   }
