@@ -59,8 +59,9 @@ def main():
             return 1
     log = open(os.path.join(outdir, "checks.log"), "w")
     results = []
-    # One process per case, FNK_JOBS at once: 12 on the 16-core GPU machine (its run.sh took 474 s; with 16
-    # processes, one per core, 531 s: each also holds a CUDA context on the one GPU; backend v14).
+    # One process per case, FNK_JOBS at once. On the 16-core GPU machine run.sh took 474 s at 12 and 531 s at
+    # 16, one per core (two runs on two cards, not an A/B; each process also holds a CUDA context on the one
+    # GPU; backend v14), so 12 stays.
     with ThreadPoolExecutor(max_workers=int(os.environ.get("FNK_JOBS", "12"))) as ex:
         futs = [ex.submit(run_case, fnk, root, outdir, i, c) for i, c in enumerate(all_)]
         for f in futs:
