@@ -441,6 +441,39 @@ EVal Elaborator::builtin(const std::string& fname, CallArgs& args, SourceRange r
     builder_.create(OpKind::Fence, r, {}, {});
     return EVal::none(r);
   }
+  // wait_ge(counter[i], n): every thread waits until the i32 or u32 element
+  // is at least n, which other CTAs raise with atomic_add after a fence().
+  if (fname == "wait_ge") {
+    if (!expect(2, 2, {})) return EVal::error();
+    const EVal& view = args.pos[0];
+    if (view.isError() || args.pos[1].isError()) return EVal::error();
+    if (view.kind != EVal::Kind::View || !view.value->type().isTensor()) {
+      diags_.error(view.range, "wait_ge() takes one element of a global tensor such as count[row], got " + typeStr(view));
+      return EVal::error();
+    }
+    const DType dt = view.value->type().dtype;
+    if (dt != DType::I32 && dt != DType::U32) {
+      diags_.error(view.range, "wait_ge() waits on i32 or u32 memory, not " + std::string(ir::dtypeName(dt)));
+      return EVal::error();
+    }
+    std::vector<int64_t> shape;
+    if (!indexShape(view, shape)) return EVal::error();
+    if (!shape.empty()) {
+      diags_.error(view.range, "wait_ge() waits on one element; its indices make a tile of shape " + dimsStr(shape));
+      return EVal::error();
+    }
+    ir::Value* val = toValue(args.pos[1], dt);
+    if (!val) return EVal::error();
+    if (!val->type().isScalar() || !ir::isInt(val->type().dtype) || val->type().dtype == DType::I1) {
+      diags_.error(args.pos[1].range, "wait_ge() waits for an integer scalar, got " + val->type().str());
+      return EVal::error();
+    }
+    std::vector<ir::Value*> ops{view.value};
+    ops.insert(ops.end(), view.indices.begin(), view.indices.end());
+    ops.push_back(cast(val, dt, args.pos[1].range));
+    builder_.create(OpKind::WaitGe, r, ops, {});
+    return EVal::none(r);
+  }
   // wait_async(pending = n) and wait_bulk_stores(pending = n): until at most
   // the n latest copy_async are in flight, or store_bulk still read shared
   // memory (their slots before may be written again).
@@ -536,7 +569,7 @@ EVal Elaborator::builtin(const std::string& fname, CallArgs& args, SourceRange r
   // the memory held before: the same operands and checks.
   if (fname == "store" || fname == "atomic_add") {
     const bool atomic = fname == "atomic_add";
-    if (!expect(2, 2, {"mask"})) return EVal::error();
+    if (!(atomic ? expect(2, 2, {"mask", "release"}) : expect(2, 2, {"mask"}))) return EVal::error();
     const EVal& view = args.pos[0];
     if (view.isError() || args.pos[1].isError()) return EVal::error();
     if (view.kind != EVal::Kind::View) {
@@ -582,6 +615,20 @@ EVal Elaborator::builtin(const std::string& fname, CallArgs& args, SourceRange r
     if (mask) {
       ops.push_back(broadcastTo(mask, shape, r));
       a.set("mask", true);
+    }
+    if (const EVal* rel = atomic ? args.get("release") : nullptr) {
+      if (rel->isError()) return EVal::error();
+      if (rel->kind != EVal::Kind::Bool) {
+        diags_.error(rel->range, "atomic_add() release must be a compile-time bool, got " + typeStr(*rel));
+        return EVal::error();
+      }
+      if (rel->b && (!shape.empty() || !mt.isTensor() || mask)) {
+        diags_.error(rel->range, "atomic_add(release = true) adds once per CTA to one element of a global tensor, "
+                                 "without a mask; here the indexed shape is " + dimsStr(shape) +
+                                 (mt.isTensor() ? "" : " of a shared buffer") + (mask ? " with a mask" : ""));
+        return EVal::error();
+      }
+      if (rel->b) a.set("release", true);
     }
     if (atomic) {
       a.set("kind", std::string("add"));

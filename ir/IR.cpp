@@ -144,6 +144,9 @@ bool Function::addsAtomically(size_t param) const {
   const Value* p = body.front().argument(static_cast<unsigned>(param));
   return anyOp(body.front(), [&](const Operation& op) { return op.kind() == OpKind::Atomic && op.operand(0) == p; });
 }
+bool Function::waitsOnOtherCtas() const {
+  return !body.empty() && anyOp(body.front(), [](const Operation& op) { return op.kind() == OpKind::WaitGe; });
+}
 int Function::paramIndex(const std::string& n) const {
   for (size_t i = 0; i < params.size(); ++i)
     if (params[i].name == n) return static_cast<int>(i);

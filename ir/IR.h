@@ -204,6 +204,10 @@ public:
   /// Whether the body adds to tensor parameter `param` with tile.atomic: its
   /// contents on entry count, so no front end poisons it as an output.
   bool addsAtomically(size_t param) const;
+  /// Whether the body waits for memory other CTAs change (gpu.wait_ge): the
+  /// whole grid must then run at once (the interpreter runs its CTAs as
+  /// threads; the GPU launch needs every CTA resident).
+  bool waitsOnOtherCtas() const;
   Block& launchBlock() { return launch.front(); }
   Block& bodyBlock() { return body.front(); }
   int paramIndex(const std::string& n) const;

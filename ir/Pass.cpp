@@ -181,7 +181,7 @@ bool isPure(OpKind k) {
     // collectives (every CTA of the cluster must take part), control flow and
     // terminators.
     case OpKind::Load: case OpKind::Store: case OpKind::Prefetch: case OpKind::Atomic: case OpKind::SharedAlloc: case OpKind::Barrier:
-    case OpKind::Fence: case OpKind::CopyAsync: case OpKind::AsyncWait: case OpKind::CopyBulk: case OpKind::BulkWait:
+    case OpKind::Fence: case OpKind::WaitGe: case OpKind::CopyAsync: case OpKind::AsyncWait: case OpKind::CopyBulk: case OpKind::BulkWait:
     case OpKind::StoreBulk: case OpKind::BulkStoreWait:
     case OpKind::ClusterSync: case OpKind::ClusterReduce: case OpKind::For: case OpKind::If:
     case OpKind::Yield: case OpKind::LaunchCheck: case OpKind::LaunchGrid: case OpKind::Return:

@@ -57,6 +57,7 @@ public:
       case OpKind::CopyAsync: copyAsync(op); return;
       case OpKind::CopyBulk: copyBulk(op); return;
       case OpKind::BulkWait: bulkWait(op); return;
+      case OpKind::WaitGe: waitGe(op); return;
       case OpKind::StoreBulk: storeBulk(op); return;
       case OpKind::BulkStoreWait:
       case OpKind::AsyncWait: {
@@ -365,9 +366,13 @@ public:
     const Type& mem = op.operand(0)->type();
     if (mem.isMemory() && !atomicAddable(mem.dtype))
       return void(fail(op, "adds to i32, u32, i64, f32 or f64 memory, not " + str(mem)));
+    if (!boolAttr(op, "release")) return;
     store(op);
     const unsigned value = 1 + static_cast<unsigned>(mem.rank());
     if (value < op.numOperands()) resultIs(op, op.operand(value)->type());
+    if (op.attrs().getBool("release") &&
+        (!mem.isTensor() || op.attrs().getBool("mask") || (value < op.numOperands() && !op.operand(value)->type().isScalar())))
+      fail(op, "release adds one scalar to a global tensor without a mask");
   }
   /// tile.copy_async: a shared buffer, a tensor of its dtype, then the
   /// buffer's indices, the tensor's and an optional mask, all of one shape.
@@ -405,6 +410,20 @@ public:
       if (!isIndexTile(op.operand(i)->type()) || op.operand(i)->type().rank() != 0)
         return void(fail(op, "slot index " + std::to_string(i - 1) + " must be an i32 or i64 scalar, got " +
                                  str(op.operand(i)->type())));
+  }
+  /// gpu.wait_ge: one element of a global i32 or u32 tensor (scalar indices)
+  /// and a scalar of its dtype to wait for.
+  void waitGe(const Operation& op) {
+    std::vector<int64_t> shape;
+    if (!memoryAccess(op, 1, "memory, indices, value", shape)) return;
+    const Type& mem = op.operand(0)->type();
+    if (!mem.isTensor()) return void(fail(op, "waits on a global tensor, got " + str(mem)));
+    if (mem.dtype != DType::I32 && mem.dtype != DType::U32)
+      return void(fail(op, "waits on i32 or u32 memory, not " + str(mem)));
+    if (!shape.empty()) return void(fail(op, "waits on one element: its indices must be scalars, not of shape " + shapeStr(shape)));
+    const Type& v = op.operand(1 + static_cast<unsigned>(mem.rank()))->type();
+    if (!v.isScalar() || v.dtype != mem.dtype)
+      fail(op, "value " + str(v) + " must be a scalar " + std::string(dtypeName(mem.dtype)));
   }
   /// The memory and index operands of a copy: a shared buffer, a tensor of
   /// its dtype, the buffer's indices and the tensor's, all of one shape (then

@@ -248,6 +248,7 @@ Status Evaluator::execOp(const ir::Operation& op) {
     case ir::OpKind::BulkStoreWait: return execBulkStoreWait(op);
     case ir::OpKind::Barrier:
     case ir::OpKind::Fence: return needCta(op);  // a CTA runs tile ops in program order, clusters one by one
+    case ir::OpKind::WaitGe: return execWaitGe(op);
     case ir::OpKind::ClusterSync:
     case ir::OpKind::ClusterReduce: return execCluster(op);
     case ir::OpKind::For: return execFor(op);

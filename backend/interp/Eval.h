@@ -15,6 +15,7 @@
 namespace fnk::interp::detail {
 
 class ClusterBarrier;
+class GridTurns;
 
 /// The runtime value of a tile: row-major elements, already rounded to the
 /// value's dtype.
@@ -58,6 +59,8 @@ struct CtaInfo {
   int64_t grid[3] = {1, 1, 1};
   int64_t clusterRank = 0, clusterSize = 1;
   ClusterBarrier* cluster = nullptr;  // null when the cluster is one CTA
+  GridTurns* turns = nullptr;         // set when the kernel waits on other CTAs (gpu.wait_ge)
+  int turnRank = 0;                   // this CTA's place in `turns` (launch order)
 };
 
 /// Runs the ops of one region tree for one CTA (or the launch region).
@@ -104,6 +107,7 @@ private:
   Status execStoreBulk(const ir::Operation& op);
   Status execBulkStoreWait(const ir::Operation& op);
   Status execCluster(const ir::Operation& op);
+  Status execWaitGe(const ir::Operation& op);
   Status execIndex(const ir::Operation& op);
 
   Status tileOf(const ir::Operation& op, unsigned i, const Tile*& out);

@@ -1,7 +1,9 @@
 // interp::run: checks the launch arguments against the kernel's parameters,
 // evaluates the launch region for the grid, and runs every CTA. Clusters run
 // one after another; the CTAs of a cluster of more than one run as threads that
-// share a ClusterBarrier, so cluster collectives synchronize as on the GPU.
+// share a ClusterBarrier, so cluster collectives synchronize as on the GPU. A
+// kernel that waits on other CTAs (gpu.wait_ge) runs its whole grid as threads
+// that take turns (GridTurns).
 #include "backend/interp/Interpreter.h"
 
 #include <cctype>
@@ -13,6 +15,7 @@
 
 #include "backend/interp/Cluster.h"
 #include "backend/interp/Eval.h"
+#include "backend/interp/Grid.h"
 #include "support/Float.h"
 
 namespace fnk::interp {
@@ -29,6 +32,9 @@ using detail::Tile;
 // Hardware clusters hold at most 16 CTAs (sm_90, non-portable size); more
 // would also mean more threads than the interpreter should start at once.
 constexpr int64_t kMaxClusterSize = 16;
+// A kernel whose CTAs wait for each other runs its whole grid as threads; on
+// the GPU the grid must be resident at once, a few thousand CTAs at most.
+constexpr int64_t kMaxWaitingGrid = 4096;
 
 bool isDecimal(const std::string& s) {
   if (s.empty() || s.size() > 18) return false;
@@ -167,6 +173,45 @@ Status runCluster(const ir::Function& fn, const SlotMap& slots, Bound& bound, st
   return Status::ok();
 }
 
+// Runs every CTA of a grid that waits on its own CTAs (gpu.wait_ge), one
+// thread each, taking turns in launch order (GridTurns).
+Status runGrid(const ir::Function& fn, const SlotMap& slots, Bound& bound, std::vector<CtaInfo> ctas) {
+  const int size = static_cast<int>(ctas.size());
+  detail::GridTurns turns(size);
+  std::vector<Status> results(size);
+  std::vector<std::thread> threads;
+  threads.reserve(size);
+  for (int r = 0; r < size; ++r) {
+    ctas[r].turns = &turns;
+    ctas[r].turnRank = r;
+    try {
+      threads.emplace_back([&, r] {
+        turns.begin(r);
+        try {
+          results[r] = runCta(fn, slots, bound, ctas[r]);
+        } catch (const std::exception& e) {
+          results[r] = Status::error(std::string("internal error: ") + e.what());
+        }
+        turns.end(r);
+      });
+    } catch (const std::exception& e) {
+      // The CTAs not started end at once, failed; those waiting for them find the deadlock.
+      for (int q = r; q < size; ++q) {
+        results[q] = Status::error(std::string("cannot start a thread for a CTA: ") + e.what());
+        turns.end(q);
+      }
+      break;
+    }
+  }
+  for (auto& t : threads) t.join();
+  // Report the cause, not the CTAs that a deadlock released.
+  for (int r = 0; r < size; ++r)
+    if (!results[r] && !turns.deadlocked(r)) return results[r];
+  for (int r = 0; r < size; ++r)
+    if (!results[r]) return results[r];
+  return Status::ok();
+}
+
 }  // namespace
 
 std::string describeDims(const ir::Function& fn, const std::vector<Arg>& args) {
@@ -239,6 +284,25 @@ Status runImpl(const ir::Function& fn, const std::vector<Arg>& args, const RunOp
         std::fill(t->data.begin(), t->data.end(), poisonValue(t->dtype));
       }
 
+  if (fn.waitsOnOtherCtas()) {
+    if (clusterSize > 1)
+      return Status::error("a kernel that waits on other CTAs (wait_ge) cannot also run in clusters");
+    const int64_t total = g[0] * g[1] * g[2];
+    if (total > kMaxWaitingGrid)
+      return Status::error("a kernel that waits on other CTAs (wait_ge) runs its whole grid at once: " +
+                           shapeList({g[0], g[1], g[2]}) + " is " + std::to_string(total) + " CTAs, more than the " +
+                           std::to_string(kMaxWaitingGrid) + " the interpreter runs");
+    std::vector<CtaInfo> ctas;
+    for (int64_t z = 0; z < g[2]; ++z)
+      for (int64_t y = 0; y < g[1]; ++y)
+        for (int64_t x = 0; x < g[0]; ++x) {
+          CtaInfo cta;
+          cta.pid[0] = x, cta.pid[1] = y, cta.pid[2] = z;
+          for (int i = 0; i < 3; ++i) cta.grid[i] = g[i];
+          ctas.push_back(cta);
+        }
+    return runGrid(fn, slots, bound, std::move(ctas));
+  }
   // Clusters in row-major order with x fastest; inside a cluster the rank is
   // linear with x fastest, as %cluster_ctarank on the GPU.
   for (int64_t z = 0; z < g[2]; z += c[2])

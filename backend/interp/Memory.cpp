@@ -1,10 +1,12 @@
 // Memory and cluster ops of the evaluator: tile.load / tile.store on global
 // tensors and shared buffers, gpu.shared_alloc, and the cluster collectives.
 #include <algorithm>
+#include <cstdio>
 #include <mutex>
 
 #include "backend/interp/Cluster.h"
 #include "backend/interp/Eval.h"
+#include "backend/interp/Grid.h"
 #include "support/Float.h"
 
 namespace fnk::interp::detail {
@@ -16,6 +18,12 @@ Status opError(const ir::Operation& op, const std::string& m) { return Status::e
 /// The row-major offset of element `e` of an access whose index operands are
 /// `idx[0..rank)`; false when an index falls outside its dim (the automatic
 /// bounds mask of tile.load and tile.store).
+std::string fmtIndex(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.17g", v);
+  return buf;
+}
+
 bool elementOffset(const Memory& m, const double* const* idx, int64_t e, int64_t& off) {
   off = 0;
   for (size_t d = 0; d < m.shape.size(); ++d) {
@@ -79,6 +87,41 @@ Status Evaluator::execPrefetch(const ir::Operation& op) {
   std::vector<const Tile*> t;
   std::vector<int64_t> shape;
   return broadcastOperands(op, t, shape);
+}
+
+// gpu.wait_ge: while the element holds less than the value, the CTA passes
+// its turn to the others (the kernel's CTAs run as threads, one at a time).
+Status Evaluator::execWaitGe(const ir::Operation& op) {
+  if (Status s = needCta(op); !s) return s;
+  if (!cta_->turns) return opError(op, "internal error: the kernel waits on other CTAs but its grid does not run at once");
+  Memory* m;
+  if (Status s = memOf(op, 0, m); !s) return s;
+  const size_t rank = m->shape.size();
+  if (op.numOperands() != rank + 2)
+    return opError(op, "has " + std::to_string(op.numOperands()) + " operands but a wait on rank-" + std::to_string(rank) +
+                           " memory takes " + std::to_string(rank + 2));
+  std::vector<const double*> idx(rank);
+  for (size_t d = 0; d < rank; ++d) {
+    const Tile* t;
+    if (Status s = tileOf(op, static_cast<unsigned>(1 + d), t); !s) return s;
+    if (t->data.size() != 1) return opError(op, "index " + std::to_string(d) + " is not a scalar");
+    idx[d] = t->data.data();
+  }
+  const Tile* want;
+  if (Status s = tileOf(op, static_cast<unsigned>(1 + rank), want); !s) return s;
+  if (want->data.size() != 1) return opError(op, "the value waited for is not a scalar");
+  std::string at;
+  for (size_t d = 0; d < rank; ++d) at += (d ? ", " : "") + fmtIndex(*idx[d]);
+  int64_t off = 0;
+  if (!elementOffset(*m, idx.data(), 0, off))
+    return opError(op, "waits on " + m->name + "[" + at + "], outside its shape " + ir::shapeStr(m->shape));
+  for (bool fruitless = false; m->data[off] < want->data[0]; fruitless = true) {
+    const std::string waiting = "CTA (" + std::to_string(cta_->pid[0]) + ", " + std::to_string(cta_->pid[1]) + ", " +
+                                std::to_string(cta_->pid[2]) + ") waits for " + m->name + "[" + at + "] >= " +
+                                fmtIndex(want->data[0]) + ", which holds " + fmtIndex(m->data[off]);
+    if (Status s = cta_->turns->pass(cta_->turnRank, fruitless, waiting); !s) return s;
+  }
+  return Status::ok();
 }
 
 Status Evaluator::broadcastOperands(const ir::Operation& op, std::vector<const Tile*>& t, std::vector<int64_t>& shape) {

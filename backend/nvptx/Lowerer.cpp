@@ -656,6 +656,7 @@ Status Lowerer::lowerOp(const ir::Operation& op) {
     case ir::OpKind::SharedAlloc: return lowerSharedAlloc(op);
     case ir::OpKind::Barrier: barrier(); return Status::ok();
     case ir::OpKind::Fence: ptx("fence.acq_rel.gpu;", "~{memory}", b.getVoidTy(), {}); return Status::ok();
+    case ir::OpKind::WaitGe: return lowerWaitGe(op);
     case ir::OpKind::CopyAsync: return lowerCopyAsync(op);
     case ir::OpKind::CopyBulk: return lowerCopyBulk(op);
     case ir::OpKind::BulkWait: return lowerBulkWait(op);

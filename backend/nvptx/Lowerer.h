@@ -255,6 +255,7 @@ public:
   /// tile.atomic: atom.add per valid element, the old values as the result;
   /// of a uniform tile, by thread 0, its result broadcast through scratch.
   Status lowerAtomic(const ir::Operation& op);
+  Status lowerWaitGe(const ir::Operation& op);
   Status lowerCopyAsync(const ir::Operation& op);
   Status lowerCopyBulk(const ir::Operation& op);
   Status lowerBulkWait(const ir::Operation& op);

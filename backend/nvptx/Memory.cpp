@@ -846,6 +846,47 @@ Status Lowerer::lowerBulkWait(const ir::Operation& op) {
   return Status::ok();
 }
 
+// Every thread reads the element with ld.acquire.gpu until it holds at least
+// the value (what the CTAs that raised it wrote before their fence is then
+// seen by this thread's later loads); each try is an L2 round trip. An index
+// out of bounds traps, and so does a wait no CTA ends: after 2^24 tries (some
+// seconds) rather than hanging the GPU; the launch then fails with the
+// kernel's name.
+Status Lowerer::lowerWaitGe(const ir::Operation& op) {
+  auto mit = mems.find(op.operand(0));
+  if (mit == mems.end()) return fail(op, "memory operand is not lowered");
+  const Mem& mem = mit->second;
+  const size_t rank = mem.dims.size();
+  TV noMask;
+  const Access a = accessOf(*this, op, mem, {}, 0, noMask);
+  llvm::Value *valid, *off;
+  elementAddress(*this, a, 0, valid, off);
+  trapUnless(*this, valid);
+  llvm::Value* want = tile(op.operand(static_cast<unsigned>(1 + rank))).regs[0];
+  llvm::Value* addr = b.CreateGEP(b.getInt32Ty(), mem.base, off);
+  llvm::BasicBlock* pre = b.GetInsertBlock();
+  llvm::BasicBlock* look = llvm::BasicBlock::Create(ctx, "wait.look", kernel);
+  llvm::BasicBlock* retry = llvm::BasicBlock::Create(ctx, "wait.retry", kernel);
+  llvm::BasicBlock* stuck = llvm::BasicBlock::Create(ctx, "wait.stuck", kernel);
+  llvm::BasicBlock* done = llvm::BasicBlock::Create(ctx, "wait.done", kernel);
+  b.CreateBr(look);
+  b.SetInsertPoint(look);
+  llvm::PHINode* tries = b.CreatePHI(b.getInt32Ty(), 2);
+  tries->addIncoming(i32(0), pre);
+  llvm::Value* held = ptx("ld.acquire.gpu.global.b32 $0, [$1];", "=r,l,~{memory}", b.getInt32Ty(), {addr}, true);
+  llvm::Value* ok = mem.dtype == ir::DType::U32 ? b.CreateICmpUGE(held, want) : b.CreateICmpSGE(held, want);
+  b.CreateCondBr(ok, done, retry);
+  b.SetInsertPoint(retry);
+  llvm::Value* next = b.CreateAdd(tries, i32(1));
+  tries->addIncoming(next, retry);
+  b.CreateCondBr(b.CreateICmpULT(next, i32(1 << 24)), look, stuck);
+  b.SetInsertPoint(stuck);
+  intrinsic(llvm::Intrinsic::trap, {}, {});
+  b.CreateUnreachable();
+  b.SetInsertPoint(done);
+  return Status::ok();
+}
+
 // One relaxed, device-scope atomic add of v at element offset `off`; its old value.
 static llvm::Value* atomicAdd(Lowerer& L, const Mem& mem, llvm::Value* off, llvm::Value* v) {
   llvm::Type* ty = L.memType(mem.dtype);
@@ -891,7 +932,11 @@ static void emitVectorRed(Lowerer& L, const Access& a, const TV& val) {
 // Per valid element an atomic add (atom.add, relaxed, device scope: the
 // fence op orders it against other accesses) whose old value joins the
 // result; an invalid element gives 0. A uniform tile (one element) is added
-// by thread 0 and its old value reaches the other threads through scratch.
+// by thread 0 and its old value reaches the other threads through scratch
+// (when something reads it). With `release`, a CTA barrier and thread 0's
+// fence.acq_rel.gpu come first: fences are cumulative, so every write of the
+// CTA before the barrier is seen by whoever sees the sum, while only thread
+// 0 waits for the fence (the others go on).
 Status Lowerer::lowerAtomic(const ir::Operation& op) {
   auto mit = mems.find(op.operand(0));
   if (mit == mems.end()) return fail(op, "memory operand is not lowered");
@@ -914,12 +959,17 @@ Status Lowerer::lowerAtomic(const ir::Operation& op) {
     return Status::ok();
   }
   llvm::Value* only0 = lay.uniform ? b.CreateICmpEQ(tid, i32(0)) : nullptr;
+  const bool release = op.attrs().getBool("release");
+  if (release) barrier();  // the CTA's earlier writes, ordered before thread 0's fence (cumulativity)
   for (size_t r = 0; r < out.regs.size(); ++r) {
     llvm::Value *valid, *off;
     elementAt(*this, a, lay, r, valid, off);
     valid = andAll(valid, only0);
     llvm::Value* v = val.regs[lay.uniform ? 0 : r];
-    auto add = [&] { return atomicAdd(*this, mem, off, v); };
+    auto add = [&] {
+      if (release) ptx("fence.acq_rel.gpu;", "~{memory}", b.getVoidTy(), {});
+      return atomicAdd(*this, mem, off, v);
+    };
     if (!valid) {
       out.regs[r] = add();
       continue;
@@ -938,7 +988,7 @@ Status Lowerer::lowerAtomic(const ir::Operation& op) {
     phi->addIncoming(llvm::Constant::getNullValue(ty), pre);
     out.regs[r] = phi;
   }
-  if (only0) {  // thread 0's old value, to every thread
+  if (only0 && op.result()->hasUses()) {  // thread 0's old value, to every thread
     llvm::Value* buf = scratchBegin(static_cast<int64_t>(align.value()));
     emitIf(only0, [&] { b.CreateAlignedStore(out.regs[0], buf, align); });
     barrier();

@@ -23,6 +23,10 @@ struct Kernel {
   std::string name;
   unsigned dynamicShared = 0;  // bytes of dynamic shared memory each launch passes (nvptx::kDynamicSharedSymbol)
   bool pdl = false;            // launched with programmatic stream serialization (nvptx::kPdlSymbol)
+  /// For a kernel whose CTAs wait for each other (wait_ge): how many of its
+  /// CTAs the GPU holds at once (CTAs per SM x SMs), which bounds its grid;
+  /// 0 for other kernels, or when the driver cannot say.
+  int64_t residentCtas = 0;
 };
 
 /// What the driver reports of a loaded kernel at a launch shape; 0 where it

@@ -90,6 +90,12 @@ Status compileAndLoad(const ir::Function& fn, Device& dev, Kernel& out, CompileI
     }
     if (Status s = dev.load(image, fn.name, clusterCtas, out); !s) return s;
   }
+  if (fn.waitsOnOtherCtas()) {
+    const unsigned one[3] = {1, 1, 1};
+    Occupancy occ;
+    if (Status s = dev.occupancy(out, one, static_cast<unsigned>(32 * fn.warps()), one, occ); !s) return s;
+    out.residentCtas = static_cast<int64_t>(occ.ctasPerSm) * occ.sms;
+  }
   ci.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   std::lock_guard<std::mutex> lock(memoryCache().mu);
   memoryCache().kernels[key] = out;
@@ -144,6 +150,11 @@ Status planLaunch(const ir::Function& fn, const std::vector<interp::Arg>& args, 
 }
 
 Status launch(Device& dev, const Kernel& k, const LaunchPlan& plan, void* stream) {
+  const int64_t ctas = int64_t{plan.grid[0]} * plan.grid[1] * plan.grid[2];
+  if (k.residentCtas > 0 && ctas > k.residentCtas)
+    return Status::error("kernel '" + k.name + "' waits on other CTAs (wait_ge), so its whole grid must be resident at once: " +
+                         std::to_string(ctas) + " CTAs, but this GPU holds " + std::to_string(k.residentCtas) +
+                         " of them (a wait would never end)");
   std::vector<void*> params(plan.storage.size());
   for (size_t j = 0; j < params.size(); ++j) params[j] = const_cast<uint64_t*>(&plan.storage[j]);
   return dev.launch(k, plan.grid, plan.threads, plan.cluster, params.data(), stream);

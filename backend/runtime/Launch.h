@@ -41,7 +41,8 @@ struct LaunchPlan {
 Status planLaunch(const ir::Function& fn, const std::vector<interp::Arg>& args, const std::vector<DevPtr>& bufs,
                   LaunchPlan& out);
 
-/// Launches `k` as planned (no host-side checks: repeated launches, timing).
+/// Launches `k` as planned: no host-side checks (repeated launches, timing)
+/// but one, that a kernel whose CTAs wait for each other fits the GPU at once.
 Status launch(Device& dev, const Kernel& k, const LaunchPlan& plan, void* stream = nullptr);
 
 /// planLaunch, then launch: one launch of `k` (compiled from `fn`).
