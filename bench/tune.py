@@ -474,23 +474,6 @@ def short_bwd_cases(rms, ln, sms):
 
 def rows_variant_cases(rms, var, sms):
     """rmsnorm_bwd_rows ([ROWS, N] tiles) against rmsnorm_bwd, which walks one row at a time."""
-    # The whole 2048x8192 backward (dx and dw): rmsnorm_bwd and rmsnorm_bwd_dw (fnk.torch's two kernels)
-    # against one kernel whose CTAs meet at a grid-wide barrier (wait_ge) and then sum the partial rows.
-    x, w, dy, dx, rstd, ref = rms_bwd_inputs(2048, 8192)
-    wl, nbytes = "RMSNorm bwd 2048x8192 (dx, dw)", 3 * 2048 * 8192 * 2
-    dw = torch.empty(8192, device=DEV, dtype=x.dtype)
-    ref_dw = (dy.float() * x.float() * rstd[:, None]).sum(0)
-    CHECKS[wl] = lambda: max(rel_err(dx, ref), rel_err(dw, ref_dw))
-    part = torch.empty(sms, 8192, device=DEV)
-    yield (wl, f"two kernels P={sms} WARPS=16", nbytes,
-           lambda part=part: (rms.rmsnorm_bwd(x, w, dy, rstd, dx, part, BLOCK_N=8192, WARPS=16, L2=0),
-                              rms.rmsnorm_bwd_dw(part, dw)))
-    count = torch.zeros(1, device=DEV, dtype=torch.int32)
-    for p, wp, bd in ((sms, 16, 64), (128, 16, 64), (sms, 16, 32), (sms, 8, 64)):
-        part = torch.empty(p, 8192, device=DEV)
-        yield (wl, f"gridsync P={p} WARPS={wp} BLOCK_D={bd}", nbytes,
-               lambda part=part, wp=wp, bd=bd: (count.zero_(), var.rms_bwd_gridsync(
-                   x, w, dy, rstd, dx, dw, part, count, BLOCK_N=8192, WARPS=wp, BLOCK_D=bd)))
     for M, N in ((2048, 8192), (65536, 1024), (131072, 512), (32768, 2048), (16384, 4096)):
         x, w, dy, dx, rstd, ref = rms_bwd_inputs(M, N)
         wl = f"RMSNorm bwd {M}x{N} (dx, partials)"
@@ -672,57 +655,13 @@ def wide_variant_cases(rms, var, sms):
             yield (bwd, f"split_bulk CLUSTER={c} BLOCK_N={bn} WARPS={wp} P={p} S={st}", 3 * M * N * 2,
                    lambda x=x, w=w, dy=dy, rstd=rstd, dx=dx, part=part, c=c, bn=bn, wp=wp, st=st:
                    var.rms_bwd_split_bulk(x, w, dy, rstd, dx, part, BLOCK_N=bn, CLUSTER=c, WARPS=wp, S=st))
-        # The same ring fed from L2: the row the next step copies asked into L2 after this row's copies landed
-        # (backend v14's request; written after its device time, not yet timed).
-        for p, l2 in (((7, 2), (7, 3)) if N > 65536 else ()):
+        # split_smem without its L2 request (asked after the row's loads have landed; backend v14). With the next
+        # row's register loads issued before the reduction too (PF = 1, L2 = 2, 3): 690-704 us, lost (v15).
+        for p in ((7,) if N > 65536 else ()):
             part = torch.empty(p, N, device=DEV)
-            yield (bwd, f"split_bulk CLUSTER=16 BLOCK_N=16384 WARPS=16 P={p} S=2 L2={l2}", 3 * M * N * 2,
-                   lambda x=x, w=w, dy=dy, rstd=rstd, dx=dx, part=part, l2=l2:
-                   var.rms_bwd_split_bulk(x, w, dy, rstd, dx, part, BLOCK_N=16384, CLUSTER=16, WARPS=16, S=2, L2=l2))
-        # split_smem without its L2 request (after the row's loads have landed; backend v14), and with the next
-        # row's register loads issued before this row's reduction (PF = 1) now that its request can make them L2
-        # hits: the row after that asked (L2 = 2, 3; written after backend v14's device time, not yet timed).
-        for p, pf, l2 in (((7, 0, 0), (7, 1, 2), (7, 1, 3)) if N > 65536 else ()):
-            part = torch.empty(p, N, device=DEV)
-            yield (bwd, f"split_smem CLUSTER=16 BLOCK_N=16384 WARPS=16 P={p} PF={pf} L2={l2}", 3 * M * N * 2,
-                   lambda x=x, w=w, dy=dy, rstd=rstd, dx=dx, part=part, pf=pf, l2=l2:
-                   rms.rmsnorm_bwd_split_smem(x, w, dy, rstd, dx, part, BLOCK_N=16384, CLUSTER=16, WARPS=16, PF=pf,
-                                              L2=l2))
-        # No clusters: CTA c a column block of every row (dw its own sum), the rows' dots summed across CTAs in
-        # global memory and dx LAG groups later from a ring of bulk copies AHEAD groups deep (wait_ge).
-        cols_cfgs = (((1024, 8, 1, 1, 8, 2), (1024, 4, 1, 2, 8, 2), (1024, 4, 2, 1, 8, 2), (2048, 8, 1, 1, 8, 1),
-                      (1024, 8, 1, 1, 4, 2)) if N > 65536 else
-                     ((512, 16, 1, 1, 8, 1),))
-        cols_cfgs = [c + (1, 1, 1) for c in cols_cfgs] + [c + x for c in cols_cfgs[:1] + cols_cfgs[3:4] for x in ((0, 1, 1), (0, 0, 1), (0, 0, 0))]
-        for blk, rows, lag, ahead, wp, ctas, xw, xf, xd in cols_cfgs:
-            dw_out = torch.empty(N, device=DEV, dtype=x.dtype)
-            dot, count = torch.zeros(M, 1, device=DEV), torch.zeros(-(-M // rows), device=DEV, dtype=torch.int32)
-            yield (bwd, f"cols BLOCK={blk} ROWS={rows} LAG={lag} AHEAD={ahead} WARPS={wp} CTAS={ctas} X={xw}{xf}{xd}", 3 * M * N * 2,
-                   lambda x=x, w=w, dy=dy, rstd=rstd, dx=dx, dw_out=dw_out, dot=dot, count=count, blk=blk, rows=rows,
-                   lag=lag, ahead=ahead, wp=wp, ctas=ctas, xw=xw, xf=xf, xd=xd:
-                   (dot.zero_(), count.zero_(),
-                    var.rms_bwd_cols(x, w, dy, rstd, dx, dw_out, dot, count, BLOCK=blk, ROWS=rows, LAG=lag,
-                                     AHEAD=ahead, WARPS=wp, CTAS=ctas, XW=xw, XF=xf, XD=xd)))
-        # The same, the ring filled by copy_async: one 2-D copy per tensor and group, one wait and barrier.
-        for blk, rows, lag, ahead, wp, ctas, rel, dp in (((1024, 8, 1, 1, 8, 2, 1, 1), (1024, 8, 1, 1, 8, 2, 0, 1),
-                                                           (1024, 8, 1, 1, 8, 2, 1, 32), (2048, 8, 1, 1, 8, 1, 1, 1),
-                                                           (2048, 8, 1, 1, 16, 1, 1, 1), (512, 8, 1, 1, 4, 4, 1, 1),
-                                                           (512, 8, 1, 1, 4, 4, 1, 32), (512, 4, 2, 1, 4, 4, 1, 1),
-                                                           (512, 8, 1, 1, 4, 4, 2, 32), (512, 8, 1, 1, 4, 4, 3, 32),
-                                                           (512, 8, 1, 1, 4, 4, 4, 32))
-                                                          if N > 65536 else
-                                                          ((512, 16, 1, 1, 8, 1, 1, 1), (256, 16, 1, 1, 8, 2, 1, 1),
-                                                           (256, 8, 1, 1, 4, 4, 1, 1))):
-            dw_out = torch.empty(N, device=DEV, dtype=x.dtype)
-            dot, count = torch.zeros(M, dp, device=DEV), torch.zeros(-(-M // rows), device=DEV, dtype=torch.int32)
-            yield (bwd, f"cols_ca BLOCK={blk} ROWS={rows} LAG={lag} AHEAD={ahead} WARPS={wp} CTAS={ctas} REL={rel} DP={dp}",
-                   3 * M * N * 2,
-                   lambda x=x, w=w, dy=dy, rstd=rstd, dx=dx, dw_out=dw_out, dot=dot, count=count, blk=blk, rows=rows,
-                   lag=lag, ahead=ahead, wp=wp, ctas=ctas, rel=rel:
-                   (dot.zero_(), count.zero_(),
-                    var.rms_bwd_cols_ca(x, w, dy, rstd, dx, dw_out, dot, count, BLOCK=blk, ROWS=rows, LAG=lag,
-                                        AHEAD=ahead, WARPS=wp, CTAS=ctas, REL=min(rel, 1), XW=int(rel < 3),
-                                        XK=int(rel < 4))))
+            yield (bwd, f"split_smem CLUSTER=16 BLOCK_N=16384 WARPS=16 P={p} PF=0 L2=0", 3 * M * N * 2,
+                   lambda x=x, w=w, dy=dy, rstd=rstd, dx=dx, part=part:
+                   rms.rmsnorm_bwd_split_smem(x, w, dy, rstd, dx, part, BLOCK_N=16384, CLUSTER=16, WARPS=16, PF=0, L2=0))
         # The bulk ring pipelined by hand around the cluster reduction (the next row's partial dot before
         # this row's dx): with FNK_CLUSTER_DEFER=1 the reduction's wait moves to dx (bench/knob_ab.py).
         for c, bn, wp, p, st in (((16, 16384, 16, 7, 2), (16, 16384, 32, 7, 2)) if N > 65536 else

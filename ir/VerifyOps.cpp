@@ -420,7 +420,7 @@ public:
     if (!mem.isTensor()) return void(fail(op, "waits on a global tensor, got " + str(mem)));
     if (mem.dtype != DType::I32 && mem.dtype != DType::U32)
       return void(fail(op, "waits on i32 or u32 memory, not " + str(mem)));
-    if (!shape.empty()) return void(fail(op, "waits on one element: its indices must be scalars, not of shape " + shapeStr(shape)));
+    if (!shape.empty()) return void(fail(op, "waits on one element: its indices must be scalars, not of shape [" + shapeStr(shape) + "]"));
     const Type& v = op.operand(1 + static_cast<unsigned>(mem.rank()))->type();
     if (!v.isScalar() || v.dtype != mem.dtype)
       fail(op, "value " + str(v) + " must be a scalar " + std::string(dtypeName(mem.dtype)));

@@ -13,24 +13,31 @@ int GridTurns::next(int rank) const {
   return -1;
 }
 
+void GridTurns::give(int rank) {
+  turn_ = rank;
+  if (rank >= 0) wake_[static_cast<size_t>(rank)].notify_one();
+}
+
+void GridTurns::breakAll(const std::string& why) {
+  deadlock_ = true;
+  why_ = why;
+  for (auto& cv : wake_) cv.notify_one();
+}
+
 void GridTurns::begin(int rank) {
   std::unique_lock<std::mutex> lock(m_);
-  cv_.wait(lock, [&] { return turn_ == rank || deadlock_; });
+  wake_[static_cast<size_t>(rank)].wait(lock, [&] { return turn_ == rank || deadlock_; });
 }
 
 Status GridTurns::pass(int rank, bool fruitless, const std::string& waitingFor) {
   std::unique_lock<std::mutex> lock(m_);
   const int running = static_cast<int>(std::count(done_.begin(), done_.end(), false));
   fruitless_ = fruitless ? fruitless_ + 1 : 0;
-  if (!deadlock_ && fruitless_ >= running) {
-    deadlock_ = true;
-    why_ = "wait_ge: every CTA still running waits for memory no CTA will change (deadlock); " + waitingFor;
-    cv_.notify_all();
-  }
+  if (!deadlock_ && fruitless_ >= running)
+    breakAll("deadlock: every CTA still running waits for memory no CTA will change; " + waitingFor);
   if (!deadlock_) {
-    turn_ = next(rank);
-    cv_.notify_all();
-    cv_.wait(lock, [&] { return turn_ == rank || deadlock_; });
+    give(next(rank));
+    wake_[static_cast<size_t>(rank)].wait(lock, [&] { return turn_ == rank || deadlock_; });
   }
   if (!deadlock_) return Status::ok();
   releasedByDeadlock_.push_back(rank);
@@ -41,13 +48,17 @@ void GridTurns::end(int rank) {
   std::lock_guard<std::mutex> lock(m_);
   done_[rank] = true;
   fruitless_ = 0;  // a CTA that ran to its end changed what the others may be waiting for
-  if (turn_ == rank) turn_ = next(rank);
-  cv_.notify_all();
+  if (turn_ == rank) give(next(rank));
 }
 
 bool GridTurns::deadlocked(int rank) const {
   std::lock_guard<std::mutex> lock(m_);
   return std::find(releasedByDeadlock_.begin(), releasedByDeadlock_.end(), rank) != releasedByDeadlock_.end();
+}
+
+std::string GridTurns::why() const {
+  std::lock_guard<std::mutex> lock(m_);
+  return why_;
 }
 
 }  // namespace fnk::interp::detail

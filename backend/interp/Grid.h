@@ -18,7 +18,7 @@ namespace fnk::interp::detail {
 
 class GridTurns {
 public:
-  explicit GridTurns(int ctas) : done_(ctas, false) {}
+  explicit GridTurns(int ctas) : done_(ctas, false), wake_(static_cast<size_t>(ctas)) {}
 
   /// Blocks until CTA `rank` may start (rank 0 starts at once).
   void begin(int rank);
@@ -31,15 +31,21 @@ public:
   void end(int rank);
   /// Whether `rank`'s error came from the deadlock (and so is not the cause).
   bool deadlocked(int rank) const;
+  /// The deadlock's description (empty if there was none).
+  std::string why() const;
 
 private:
   // The next running CTA after `rank`, or -1 if none; called with m_ held.
   int next(int rank) const;
+  // Gives the turn to `rank` (-1: nobody) and wakes that CTA alone.
+  void give(int rank);
+  // Breaks every wait (a deadlock) and wakes every CTA.
+  void breakAll(const std::string& why);
 
   mutable std::mutex m_;
-  std::condition_variable cv_;
   int turn_ = 0;
   std::vector<bool> done_;
+  std::vector<std::condition_variable> wake_;  // one per CTA: a turn wakes one thread, not all
   int fruitless_ = 0;  // turns in a row in which a CTA woke, looked and waited again
   bool deadlock_ = false;
   std::string why_;

@@ -207,8 +207,7 @@ Status runGrid(const ir::Function& fn, const SlotMap& slots, Bound& bound, std::
   // Report the cause, not the CTAs that a deadlock released.
   for (int r = 0; r < size; ++r)
     if (!results[r] && !turns.deadlocked(r)) return results[r];
-  for (int r = 0; r < size; ++r)
-    if (!results[r]) return results[r];
+  if (std::string why = turns.why(); !why.empty()) return Status::error("wait_ge: " + why);
   return Status::ok();
 }
 

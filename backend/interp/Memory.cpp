@@ -113,8 +113,11 @@ Status Evaluator::execWaitGe(const ir::Operation& op) {
   std::string at;
   for (size_t d = 0; d < rank; ++d) at += (d ? ", " : "") + fmtIndex(*idx[d]);
   int64_t off = 0;
-  if (!elementOffset(*m, idx.data(), 0, off))
-    return opError(op, "waits on " + m->name + "[" + at + "], outside its shape " + ir::shapeStr(m->shape));
+  if (!elementOffset(*m, idx.data(), 0, off)) {
+    std::string dims;
+    for (size_t d = 0; d < rank; ++d) dims += (d ? ", " : "") + std::to_string(m->shape[d]);
+    return opError(op, "waits on " + m->name + "[" + at + "], outside its shape [" + dims + "]");
+  }
   for (bool fruitless = false; m->data[off] < want->data[0]; fruitless = true) {
     const std::string waiting = "CTA (" + std::to_string(cta_->pid[0]) + ", " + std::to_string(cta_->pid[1]) + ", " +
                                 std::to_string(cta_->pid[2]) + ") waits for " + m->name + "[" + at + "] >= " +

@@ -70,10 +70,6 @@ def rmsnorm_cases(rng, M, N):
                ["dx", "dw_partial", "db_partial"], {}, {"P": P}, {"BLOCK_N": max(256, 1 << (N - 1).bit_length())})
     yield ("stdlib/norm/layernorm.fnk", "layernorm_bwd_dwdb",
            {"dw_partial": rng.standard_normal((P, N)), "db_partial": rng.standard_normal((P, N))}, ["dw", "db"], {}, {})
-    if N <= 8192:  # the whole backward in one kernel: a grid-wide barrier (wait_ge), then the partials summed
-        yield ("bench/variants.fnk", "rms_bwd_gridsync", {"x": x, "w": w, "dy": dy, "rstd": _rstd(x)},
-               ["dx", "dw", "dw_partial", "count"], {}, {"P": 3}, {"BLOCK_N": max(64, 1 << (N - 1).bit_length()),
-                                                                    "WARPS": 4, "BLOCK_D": 16})
     yield ("examples/wide_rmsnorm.fnk", "wide_rmsnorm_fwd", {"x": x, "w": w}, ["y", "rstd"], {"eps": 1e-5}, {})
     # Rows spread over a cluster: 4 CTAs of N/4 columns (at least 64).
     yield from split_cases(x, w, dy, cluster=4, min_block=64, fwd_p=2)
@@ -101,17 +97,6 @@ def split_cases(x, w, dy, cluster, min_block, fwd_p):
         for st in (2, 3):
             yield ("bench/variants.fnk", kernel, {"x": x, "w": w, "dy": dy, "rstd": _rstd(x)},
                    ["dx", "dw_partial"], {}, {"P": 2}, {**split, "S": st})
-    # The ring fed from L2: the row S steps ahead asked into L2 (past the last row: nothing).
-    yield ("bench/variants.fnk", "rms_bwd_split_bulk", {"x": x, "w": w, "dy": dy, "rstd": _rstd(x)},
-           ["dx", "dw_partial"], {}, {"P": 2}, {**split, "S": 2, "L2": 2})
-    # No cluster and no lockstep: each CTA a column block of every row, the rows' dots summed across CTAs in
-    # global memory and dx LAG groups later (wait_ge); ragged last groups, rings deeper than the rows.
-    M = x.shape[0]
-    for kernel in ("rms_bwd_cols", "rms_bwd_cols_ca"):
-        for rows, lag, ahead in ((4, 1, 1), (2, 2, 1)):
-            yield ("bench/variants.fnk", kernel, {"x": x, "w": w, "dy": dy, "rstd": _rstd(x)},
-                   ["dx", "dw", "dot", "count"], {}, {"DP": 1, "G": cdiv(M, rows)},
-                   {"BLOCK": split["BLOCK_N"], "ROWS": rows, "LAG": lag, "AHEAD": ahead, "WARPS": 4})
     # Pipelined the same way without the ring: the row read again from L2 for dx.
     yield ("bench/variants.fnk", "rms_bwd_split_l2pipe", {"x": x, "w": w, "dy": dy, "rstd": _rstd(x)},
            ["dx", "dw_partial"], {}, {"P": 2}, split)
@@ -292,6 +277,11 @@ def lang_cases(rng):
     # Atomics: M = 13 rows over G = 4 CTAs, the last ragged; 16 bins (i32 input).
     yield (f, "lang_atomic", {"x": rng.standard_normal((13, 64)), "bins": rng.integers(0, 16, (13, 64))},
            ["hist", "count", "total", "ticket", "mean", "seen"], {}, {"NB": 16, "G": 4})
+    # CTAs that wait for each other (wait_ge, atomic_add(release = true)): a chain from the last CTA down,
+    # then a grid-wide barrier; one CTA, a ragged last block, and 40 CTAs.
+    for n in (100, 1000, 10000):
+        yield (f, "lang_wait", {"x": rng.standard_normal(n) + 2.0}, ["suffix", "flag", "total", "arrived", "y", "z"],
+               {}, {"G": cdiv(n, 256)})
     # copy_async: ragged and aligned rows (16-byte cp.async), odd N (misaligned rows: element copies).
     for n in (500, 512, 7, 257):
         yield (f, "lang_copy_async", {"x": rng.standard_normal((3, n))}, ["y"], {}, {})

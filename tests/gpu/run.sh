@@ -112,7 +112,30 @@ np.save('$OUT/bench_w.npy', r.standard_normal(262144).astype(np.float32))"
   else
     step "FAIL zero loop step (exit $step_rc; see loop_step.log)"; rc=1
   fi
-  rm -f "$OUT"/step_?.npy
+  # CTAs that wait for each other (wait_ge): a grid the GPU cannot hold at
+  # once is refused before the launch, and a wait no CTA ends traps (after
+  # 2^24 tries, seconds) with the kernel's name instead of hanging the GPU.
+  python3 -c "import numpy as np; np.save('$OUT/wait_x.npy', np.ones(200000, np.float32))"
+  timeout 60 "$FNK" run tests/lit/fnk_run/Inputs/waits.fnk -k wait_grid --device gpu --in x="$OUT/wait_x.npy" \
+    --out count="$OUT/wait_c.npy" --out y="$OUT/wait_y.npy" > "$OUT/wait_grid.log" 2>&1
+  wait_rc=$?
+  if [ $wait_rc -ne 0 ] && [ $wait_rc -ne 124 ] &&
+     grep -q "kernel 'wait_grid' waits on other CTAs (wait_ge), so its whole grid must be resident" "$OUT/wait_grid.log"; then
+    step "PASS wait_ge grid too large refused: $(tail -1 "$OUT/wait_grid.log" | cut -c1-150)"
+  else
+    step "FAIL wait_ge grid too large (exit $wait_rc; see wait_grid.log)"; rc=1
+  fi
+  start=$(date +%s)
+  timeout 120 "$FNK" run tests/lit/fnk_run/Inputs/waits.fnk -k wait_deadlock --device gpu --in x="$OUT/step_x.npy" \
+    --out count="$OUT/wait_c.npy" --out y="$OUT/wait_y.npy" > "$OUT/wait_deadlock.log" 2>&1
+  wait_rc=$?
+  if [ $wait_rc -ne 0 ] && [ $wait_rc -ne 124 ] &&
+     grep -q "kernel 'wait_deadlock': cuCtxSynchronize failed" "$OUT/wait_deadlock.log"; then
+    step "PASS wait_ge deadlock traps after $(( $(date +%s) - start )) s: $(tail -1 "$OUT/wait_deadlock.log" | cut -c1-120)"
+  else
+    step "FAIL wait_ge deadlock (exit $wait_rc; see wait_deadlock.log)"; rc=1
+  fi
+  rm -f "$OUT"/step_?.npy "$OUT"/wait_?.npy
 fi
 have_torch=0
 python3 -c 'import torch' 2>/dev/null && have_torch=1

@@ -264,6 +264,21 @@ TEST(IRVerifier, PrefetchesGlobalTensorsOnly) {
   });
 }
 
+TEST(IRVerifier, WaitGeOnOneElementOfAGlobalIntTensor) {
+  const std::string head =
+      kernelHead("%c: tensor<i32>[N], %f: tensor<f32>[N], %n: i32") +
+      "  %1 = gpu.shared_alloc : shared<i32>[64]\n  %2 = tile.arange {start = 0, end = 64} : tile<i32>[64]\n"
+      "  %3 = tile.constant {value = 0} : i32\n  %4 = tile.constant {value = 1} : i64\n";
+  expectAccepted(head, "  gpu.wait_ge %c, %3, %n\n");
+  expectRejected(head, {
+      {"  gpu.wait_ge %1, %3, %n\n", "13:3: gpu.wait_ge waits on a global tensor, got shared<i32>[64]"},
+      {"  gpu.wait_ge %f, %3, %n\n", "13:3: gpu.wait_ge waits on i32 or u32 memory, not tensor<f32>[N]"},
+      {"  gpu.wait_ge %c, %2, %n\n", "13:3: gpu.wait_ge waits on one element: its indices must be scalars, not of shape [64]"},
+      {"  gpu.wait_ge %c, %3, %4\n", "13:3: gpu.wait_ge value i64 must be a scalar i32"},
+      {"  gpu.wait_ge %c, %3\n", "13:3: gpu.wait_ge of tensor<i32>[N] expects 3 operands (memory, indices, value), got 2"},
+  });
+}
+
 TEST(IRVerifier, CopyAsyncFromATensorIntoSharedMemory) {
   const std::string head =
       kernelHead("%x: tensor<f32>[N], %h: tensor<bf16>[N], %n: i32") +
