@@ -9,6 +9,7 @@
 #include <cctype>
 #include <cstdio>
 #include <exception>
+#include <functional>
 #include <map>
 #include <set>
 #include <thread>
@@ -136,77 +137,65 @@ Status runCta(const ir::Function& fn, const SlotMap& slots, Bound& bound, const 
                        std::to_string(cta.pid[1]) + ", " + std::to_string(cta.pid[2]) + "): " + s.message());
 }
 
-// Runs the CTAs of one cluster of several CTAs, one thread each. Every thread
-// leaves the barrier when it stops, so no CTA waits for one that is gone.
-Status runCluster(const ir::Function& fn, const SlotMap& slots, Bound& bound, std::vector<CtaInfo> ctas) {
+// Runs every CTA of `ctas` on a thread of its own and returns their results.
+// `begin(r)` runs on CTA r's thread before it and `stop(r, failed)` after it,
+// or at once (failed) for a CTA whose thread cannot start, so that no CTA
+// waits for one that is gone.
+std::vector<Status> runCtaThreads(const ir::Function& fn, const SlotMap& slots, Bound& bound,
+                                  const std::vector<CtaInfo>& ctas, const std::function<void(int)>& begin,
+                                  const std::function<void(int, bool)>& stop) {
   const int size = static_cast<int>(ctas.size());
-  detail::ClusterBarrier barrier(size);
   std::vector<Status> results(size);
   std::vector<std::thread> threads;
   threads.reserve(size);
   for (int r = 0; r < size; ++r) {
-    ctas[r].cluster = &barrier;
     try {
       threads.emplace_back([&, r] {
+        begin(r);
         try {
           results[r] = runCta(fn, slots, bound, ctas[r]);
         } catch (const std::exception& e) {
           results[r] = Status::error(std::string("internal error: ") + e.what());
         }
-        barrier.leave(r, !results[r]);
+        stop(r, !results[r]);
       });
     } catch (const std::exception& e) {
-      // The CTAs not started count as failed, which releases those waiting for them.
       for (int q = r; q < size; ++q) {
         results[q] = Status::error(std::string("cannot start a thread for a CTA: ") + e.what());
-        barrier.leave(q, true);
+        stop(q, true);
       }
       break;
     }
   }
   for (auto& t : threads) t.join();
+  return results;
+}
+
+// Runs the CTAs of one cluster of several CTAs, one thread each. Every thread
+// leaves the barrier when it stops, so no CTA waits for one that is gone.
+Status runCluster(const ir::Function& fn, const SlotMap& slots, Bound& bound, std::vector<CtaInfo> ctas) {
+  detail::ClusterBarrier barrier(static_cast<int>(ctas.size()));
+  for (CtaInfo& c : ctas) c.cluster = &barrier;
+  const std::vector<Status> results =
+      runCtaThreads(fn, slots, bound, ctas, [](int) {}, [&](int r, bool failed) { barrier.leave(r, failed); });
   // Report the cause, not the CTAs that a broken barrier released.
-  for (int r = 0; r < size; ++r)
-    if (!results[r] && !barrier.brokeAtBarrier(r)) return results[r];
-  for (int r = 0; r < size; ++r)
-    if (!results[r]) return results[r];
+  for (size_t r = 0; r < results.size(); ++r)
+    if (!results[r] && !barrier.brokeAtBarrier(static_cast<int>(r))) return results[r];
+  for (const Status& s : results)
+    if (!s) return s;
   return Status::ok();
 }
 
 // Runs every CTA of a grid that waits on its own CTAs (gpu.wait_ge), one
 // thread each, taking turns in launch order (GridTurns).
 Status runGrid(const ir::Function& fn, const SlotMap& slots, Bound& bound, std::vector<CtaInfo> ctas) {
-  const int size = static_cast<int>(ctas.size());
-  detail::GridTurns turns(size);
-  std::vector<Status> results(size);
-  std::vector<std::thread> threads;
-  threads.reserve(size);
-  for (int r = 0; r < size; ++r) {
-    ctas[r].turns = &turns;
-    ctas[r].turnRank = r;
-    try {
-      threads.emplace_back([&, r] {
-        turns.begin(r);
-        try {
-          results[r] = runCta(fn, slots, bound, ctas[r]);
-        } catch (const std::exception& e) {
-          results[r] = Status::error(std::string("internal error: ") + e.what());
-        }
-        turns.end(r);
-      });
-    } catch (const std::exception& e) {
-      // The CTAs not started end at once, failed; those waiting for them find the deadlock.
-      for (int q = r; q < size; ++q) {
-        results[q] = Status::error(std::string("cannot start a thread for a CTA: ") + e.what());
-        turns.end(q);
-      }
-      break;
-    }
-  }
-  for (auto& t : threads) t.join();
+  detail::GridTurns turns(static_cast<int>(ctas.size()));
+  for (size_t r = 0; r < ctas.size(); ++r) ctas[r].turns = &turns, ctas[r].turnRank = static_cast<int>(r);
+  const std::vector<Status> results = runCtaThreads(
+      fn, slots, bound, ctas, [&](int r) { turns.begin(r); }, [&](int r, bool) { turns.end(r); });
   // Report the cause, not the CTAs that a deadlock released.
-  for (int r = 0; r < size; ++r)
-    if (!results[r] && !turns.deadlocked(r)) return results[r];
+  for (size_t r = 0; r < results.size(); ++r)
+    if (!results[r] && !turns.deadlocked(static_cast<int>(r))) return results[r];
   if (std::string why = turns.why(); !why.empty()) return Status::error("wait_ge: " + why);
   return Status::ok();
 }

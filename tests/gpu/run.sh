@@ -98,43 +98,38 @@ np.save('$OUT/bench_w.npy', r.standard_normal(262144).astype(np.float32))"
     step "FAIL fnk run --bench (see bench_cli.log)"; rc=1
   fi
   rm -f "$OUT"/bench_?.npy
+  # expect_error LABEL LOG PATTERN SECONDS CMD...: CMD must fail by itself
+  # (not by the timeout) with PATTERN in its output ($OUT/LOG).
+  expect_error() {
+    local label=$1 log=$2 pattern=$3 limit=$4 t0 got
+    shift 4
+    t0=$(date +%s)
+    timeout "$limit" "$@" > "$OUT/$log" 2>&1
+    got=$?
+    if [ $got -ne 0 ] && [ $got -ne 124 ] && grep -q "$pattern" "$OUT/$log"; then
+      step "PASS $label ($(( $(date +%s) - t0 )) s): $(tail -1 "$OUT/$log" | cut -c1-150)"
+    else
+      step "FAIL $label (exit $got; see $log)"; rc=1
+    fi
+  }
   # A loop step of 0 from a scalar argument traps (an error naming the
-  # kernel) instead of hanging the GPU.
+  # kernel) instead of hanging the GPU. The fault must come from the launch
+  # (the sync after it), not from an earlier error that also names the kernel.
   python3 -c "import numpy as np; np.save('$OUT/step_x.npy', np.ones(10, np.float32))"
-  timeout 60 "$FNK" run tests/lit/gpu/Inputs/loop_step.fnk -k scalar_step --device gpu --in x="$OUT/step_x.npy" \
-    --out y="$OUT/step_y.npy" --arg s=0 > "$OUT/loop_step.log" 2>&1
-  step_rc=$?
-  # The fault must come from the launch (the sync after it), not from an
-  # earlier error that also names the kernel.
-  if [ $step_rc -ne 0 ] && [ $step_rc -ne 124 ] &&
-     grep -q "kernel 'scalar_step': cuCtxSynchronize failed" "$OUT/loop_step.log"; then
-    step "PASS zero loop step traps: $(tail -1 "$OUT/loop_step.log")"
-  else
-    step "FAIL zero loop step (exit $step_rc; see loop_step.log)"; rc=1
-  fi
+  expect_error "zero loop step traps" loop_step.log "kernel 'scalar_step': cuCtxSynchronize failed" 60 \
+    "$FNK" run tests/lit/gpu/Inputs/loop_step.fnk -k scalar_step --device gpu --in x="$OUT/step_x.npy" \
+    --out y="$OUT/step_y.npy" --arg s=0
   # CTAs that wait for each other (wait_ge): a grid the GPU cannot hold at
   # once is refused before the launch, and a wait no CTA ends traps (after
   # 2^24 tries, seconds) with the kernel's name instead of hanging the GPU.
   python3 -c "import numpy as np; np.save('$OUT/wait_x.npy', np.ones(200000, np.float32))"
-  timeout 60 "$FNK" run tests/lit/fnk_run/Inputs/waits.fnk -k wait_grid --device gpu --in x="$OUT/wait_x.npy" \
-    --out count="$OUT/wait_c.npy" --out y="$OUT/wait_y.npy" > "$OUT/wait_grid.log" 2>&1
-  wait_rc=$?
-  if [ $wait_rc -ne 0 ] && [ $wait_rc -ne 124 ] &&
-     grep -q "kernel 'wait_grid' waits on other CTAs (wait_ge), so its whole grid must be resident" "$OUT/wait_grid.log"; then
-    step "PASS wait_ge grid too large refused: $(tail -1 "$OUT/wait_grid.log" | cut -c1-150)"
-  else
-    step "FAIL wait_ge grid too large (exit $wait_rc; see wait_grid.log)"; rc=1
-  fi
-  start=$(date +%s)
-  timeout 120 "$FNK" run tests/lit/fnk_run/Inputs/waits.fnk -k wait_deadlock --device gpu --in x="$OUT/step_x.npy" \
-    --out count="$OUT/wait_c.npy" --out y="$OUT/wait_y.npy" > "$OUT/wait_deadlock.log" 2>&1
-  wait_rc=$?
-  if [ $wait_rc -ne 0 ] && [ $wait_rc -ne 124 ] &&
-     grep -q "kernel 'wait_deadlock': cuCtxSynchronize failed" "$OUT/wait_deadlock.log"; then
-    step "PASS wait_ge deadlock traps after $(( $(date +%s) - start )) s: $(tail -1 "$OUT/wait_deadlock.log" | cut -c1-120)"
-  else
-    step "FAIL wait_ge deadlock (exit $wait_rc; see wait_deadlock.log)"; rc=1
-  fi
+  expect_error "wait_ge grid too large refused" wait_grid.log \
+    "kernel 'wait_grid' waits on other CTAs (wait_ge), so its whole grid must be resident" 60 \
+    "$FNK" run tests/lit/fnk_run/Inputs/waits.fnk -k wait_grid --device gpu --in x="$OUT/wait_x.npy" \
+    --out count="$OUT/wait_c.npy" --out y="$OUT/wait_y.npy"
+  expect_error "wait_ge deadlock traps" wait_deadlock.log "kernel 'wait_deadlock': cuCtxSynchronize failed" 120 \
+    "$FNK" run tests/lit/fnk_run/Inputs/waits.fnk -k wait_deadlock --device gpu --in x="$OUT/step_x.npy" \
+    --out count="$OUT/wait_c.npy" --out y="$OUT/wait_y.npy"
   rm -f "$OUT"/step_?.npy "$OUT"/wait_?.npy
 fi
 have_torch=0
