@@ -442,7 +442,7 @@ EVal Elaborator::builtin(const std::string& fname, CallArgs& args, SourceRange r
     return EVal::none(r);
   }
   // wait_ge(counter[i], n): every thread waits until the i32 or u32 element
-  // is at least n, which other CTAs raise with atomic_add after a fence().
+  // is at least n, which other CTAs raise with atomic_add(release = true).
   if (fname == "wait_ge") {
     if (!expect(2, 2, {})) return EVal::error();
     const EVal& view = args.pos[0];

@@ -132,7 +132,11 @@ Status emitHeader(const ir::Function& fn, const std::string& image, bool isPtx, 
      << " * loads the embedded " << (isPtx ? "PTX (JIT-compiled by the driver)" : "cubin")
      << " into the current context on first use (not thread-safe\n"
      << " * until then) and launches on `stream`. Tensors are row-major contiguous device\n"
-     << " * buffers. Returns CUDA_ERROR_INVALID_VALUE for arguments that do not fit. */\n"
+     << " * buffers. Returns CUDA_ERROR_INVALID_VALUE for arguments that do not fit"
+     << (fn.waitsOnOtherCtas() ? ",\n * CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE for a grid the GPU cannot hold at once (its CTAs\n"
+                                 " * wait for each other)"
+                               : "")
+     << ". */\n"
      << "#pragma once\n#include <cuda.h>\n#include <stdint.h>\n\n";
   os << "static const unsigned char fnk_" << k << "_image[] = {";
   for (size_t i = 0; i < image.size(); ++i)
@@ -183,6 +187,7 @@ Status emitHeader(const ir::Function& fn, const std::string& image, bool isPtx, 
   // (nvptx::kDynamicSharedSymbol, in the image's symbol table).
   const bool dynamicShared = image.find(nvptx::kDynamicSharedSymbol) != std::string::npos;
   if (dynamicShared) os << "  static unsigned dynamic_shared;\n";
+  if (fn.waitsOnOtherCtas()) os << "  static long long resident;\n";
   os << "  if (!function) {\n"
      << "    CUresult r = cuModuleLoadData(&module, fnk_" << k << "_image);\n"
      << "    if (r != CUDA_SUCCESS) return r;\n"
@@ -199,9 +204,24 @@ Status emitHeader(const ir::Function& fn, const std::string& image, bool isPtx, 
   if (c[0] * c[1] * c[2] > 8)  // more than Hopper's portable 8 CTAs: a property of the function, set once
     os << "    r = cuFuncSetAttribute(function, CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1);\n"
        << "    if (r != CUDA_SUCCESS) return r;\n";
-  os << "  }\n"
-     << "  void* params[] = {" << call.str() << "};\n";
   const unsigned block = static_cast<unsigned>(32 * fn.warps());
+  // A kernel whose CTAs wait for each other (wait_ge) needs its whole grid
+  // resident at once: how many fit (CTAs per SM x SMs), asked once.
+  const bool waits = fn.waitsOnOtherCtas();
+  if (waits)
+    os << "    int per_sm, sms;\n    CUdevice dev;\n"
+       << "    r = cuOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, function, " << block << ", "
+       << (dynamicShared ? "dynamic_shared" : "0") << ");\n"
+       << "    if (r != CUDA_SUCCESS) return r;\n"
+       << "    r = cuCtxGetDevice(&dev);\n    if (r != CUDA_SUCCESS) return r;\n"
+       << "    r = cuDeviceGetAttribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev);\n"
+       << "    if (r != CUDA_SUCCESS) return r;\n"
+       << "    resident = (long long)per_sm * sms;\n";
+  os << "  }\n";
+  if (waits)
+    os << "  if ((long long)(" << grid[0] << ") * (" << grid[1] << ") * (" << grid[2]
+       << ") > resident) return CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE;  /* a wait would never end */\n";
+  os << "  void* params[] = {" << call.str() << "};\n";
   const bool clustered = c[0] * c[1] * c[2] > 1;
   // A kernel compiled for programmatic dependent launch (nvptx::kPdlSymbol)
   // is launched so that its launch may overlap the previous kernel's tail.
