@@ -6,8 +6,11 @@
 #include <cmath>
 #include <future>
 #include <random>
+#include <string>
 #include <thread>
+#include <vector>
 
+#include "backend/interp/Grid.h"
 #include "backend/interp/Interpreter.h"
 #include "ir/IR.h"
 
@@ -503,6 +506,69 @@ TEST(Interp, ProgramIdInLaunchRegionIsAnError) {
   ASSERT_FALSE(s);
   EXPECT_EQ(s.message(), "launch region: tile.program_id: cannot run in the launch region "
                          "(it runs on the host, before any CTA)");
+}
+
+// GridTurns, the turns of a grid whose CTAs wait for each other: CTA 0 waits
+// for a flag CTA 2 sets; CTA 1 has nothing to wait for. The turns go 0, 1,
+// 2, then back to 0, which finds the flag set; no deadlock.
+TEST(GridTurns, PassesTheTurnOnUntilTheWaitIsMet) {
+  interp::detail::GridTurns turns(3);
+  int flag = 0;  // only the CTA holding the turn touches it
+  std::vector<std::string> order;
+  Status waited = Status::ok();
+  std::vector<std::thread> ctas;
+  ctas.emplace_back([&] {
+    turns.begin(0);
+    order.push_back("0 looks");
+    for (bool fruitless = false; flag < 1; fruitless = true)
+      if (Status s = turns.pass(0, fruitless, "CTA 0 waits for the flag"); !s) waited = s;
+    order.push_back("0 goes on");
+    turns.end(0);
+  });
+  ctas.emplace_back([&] {
+    turns.begin(1);
+    order.push_back("1 runs");
+    turns.end(1);
+  });
+  ctas.emplace_back([&] {
+    turns.begin(2);
+    flag = 1;
+    order.push_back("2 sets the flag");
+    turns.end(2);
+  });
+  for (auto& t : ctas) t.join();
+  EXPECT_TRUE(waited) << waited.message();
+  EXPECT_EQ(order, (std::vector<std::string>{"0 looks", "1 runs", "2 sets the flag", "0 goes on"}));
+  EXPECT_EQ(turns.why(), "");
+}
+
+// Every CTA waits for something none of them will do: each one's wait ends
+// in the deadlock error (once every CTA has looked and found nothing changed)
+// instead of blocking forever.
+TEST(GridTurns, EveryCtaWaitingIsADeadlock) {
+  for (int n : {1, 2, 5}) {
+    interp::detail::GridTurns turns(n);
+    std::vector<Status> results(static_cast<size_t>(n), Status::ok());
+    std::vector<std::thread> ctas;
+    for (int r = 0; r < n; ++r)
+      ctas.emplace_back([&, r] {
+        turns.begin(r);
+        for (bool fruitless = false;; fruitless = true)
+          if (Status s = turns.pass(r, fruitless, "CTA " + std::to_string(r) + " waits"); !s) {
+            results[static_cast<size_t>(r)] = s;
+            break;
+          }
+        turns.end(r);
+      });
+    for (auto& t : ctas) t.join();
+    for (int r = 0; r < n; ++r) {
+      EXPECT_FALSE(results[static_cast<size_t>(r)]);
+      EXPECT_TRUE(turns.deadlocked(r));
+    }
+    EXPECT_NE(turns.why().find("deadlock: every CTA still running waits for memory no CTA will change; CTA "),
+              std::string::npos)
+        << turns.why();
+  }
 }
 
 }  // namespace
