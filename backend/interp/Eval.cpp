@@ -3,6 +3,7 @@
 // cost is paid once per op, not once per element.
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 
 #include "backend/interp/Cluster.h"
 #include "backend/interp/Eval.h"
@@ -28,6 +29,12 @@ int64_t scalarInt(const Tile& t) {
 }
 
 }  // namespace
+
+std::string fmtNumber(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.17g", v);
+  return buf;
+}
 
 int64_t numElements(const std::vector<int64_t>& shape) {
   int64_t n = 1;

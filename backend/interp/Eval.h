@@ -159,6 +159,8 @@ bool broadcastInto(const Tile& src, const std::vector<int64_t>& shape, std::vect
 /// out[i] = src[offset of i's multi-index under `strides`], for i over `shape` in row-major order.
 void gather(const double* src, const std::vector<int64_t>& shape, const std::vector<int64_t>& strides, double* out);
 int64_t numElements(const std::vector<int64_t>& shape);
+/// A value for messages, exactly (%.17g: 3, 0.5, 1e+20).
+std::string fmtNumber(double v);
 
 /// Elementwise rules (Elementwise.cpp). Operands are already broadcast to n
 /// elements; results are rounded to `out`. `in` is the operands' dtype, which

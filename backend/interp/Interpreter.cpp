@@ -7,7 +7,6 @@
 #include "backend/interp/Interpreter.h"
 
 #include <cctype>
-#include <cstdio>
 #include <exception>
 #include <functional>
 #include <map>
@@ -25,6 +24,7 @@ namespace fnk::interp {
 namespace {
 
 using detail::CtaInfo;
+using detail::fmtNumber;
 using detail::Evaluator;
 using detail::Memory;
 using detail::SlotMap;
@@ -42,12 +42,6 @@ bool isDecimal(const std::string& s) {
   for (char c : s)
     if (!std::isdigit(static_cast<unsigned char>(c))) return false;
   return true;
-}
-
-std::string fmtNumber(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.17g", v);
-  return buf;
 }
 
 std::string shapeList(const std::vector<int64_t>& s) {

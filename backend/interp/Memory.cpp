@@ -1,7 +1,6 @@
 // Memory and cluster ops of the evaluator: tile.load / tile.store on global
 // tensors and shared buffers, gpu.shared_alloc, and the cluster collectives.
 #include <algorithm>
-#include <cstdio>
 #include <mutex>
 
 #include "backend/interp/Cluster.h"
@@ -18,12 +17,6 @@ Status opError(const ir::Operation& op, const std::string& m) { return Status::e
 /// The row-major offset of element `e` of an access whose index operands are
 /// `idx[0..rank)`; false when an index falls outside its dim (the automatic
 /// bounds mask of tile.load and tile.store).
-std::string fmtIndex(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.17g", v);
-  return buf;
-}
-
 bool elementOffset(const Memory& m, const double* const* idx, int64_t e, int64_t& off) {
   off = 0;
   for (size_t d = 0; d < m.shape.size(); ++d) {
@@ -111,7 +104,7 @@ Status Evaluator::execWaitGe(const ir::Operation& op) {
   if (Status s = tileOf(op, static_cast<unsigned>(1 + rank), want); !s) return s;
   if (want->data.size() != 1) return opError(op, "the value waited for is not a scalar");
   std::string at;
-  for (size_t d = 0; d < rank; ++d) at += (d ? ", " : "") + fmtIndex(*idx[d]);
+  for (size_t d = 0; d < rank; ++d) at += (d ? ", " : "") + fmtNumber(*idx[d]);
   int64_t off = 0;
   if (!elementOffset(*m, idx.data(), 0, off)) {
     std::string dims;
@@ -121,7 +114,7 @@ Status Evaluator::execWaitGe(const ir::Operation& op) {
   for (bool fruitless = false; m->data[off] < want->data[0]; fruitless = true) {
     const std::string waiting = "CTA (" + std::to_string(cta_->pid[0]) + ", " + std::to_string(cta_->pid[1]) + ", " +
                                 std::to_string(cta_->pid[2]) + ") waits for " + m->name + "[" + at + "] >= " +
-                                fmtIndex(want->data[0]) + ", which holds " + fmtIndex(m->data[off]);
+                                fmtNumber(want->data[0]) + ", which holds " + fmtNumber(m->data[off]);
     if (Status s = cta_->turns->pass(cta_->turnRank, fruitless, waiting); !s) return s;
   }
   return Status::ok();

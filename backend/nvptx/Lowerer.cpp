@@ -173,6 +173,8 @@ llvm::Value* Lowerer::ptx(const std::string& text, const std::string& constraint
   return b.CreateCall(llvm::InlineAsm::get(fty, text, constraints, sideEffects), args);
 }
 
+void Lowerer::fenceGpu() { ptx("fence.acq_rel.gpu;", "~{memory}", b.getVoidTy(), {}); }
+
 llvm::Value* Lowerer::sharedAddr(llvm::Value* p) { return b.CreatePtrToInt(p, b.getInt32Ty()); }
 
 void Lowerer::emitIf(llvm::Value* cond, const std::function<void()>& body) {
@@ -655,7 +657,7 @@ Status Lowerer::lowerOp(const ir::Operation& op) {
     case ir::OpKind::Atomic: return lowerAtomic(op);
     case ir::OpKind::SharedAlloc: return lowerSharedAlloc(op);
     case ir::OpKind::Barrier: barrier(); return Status::ok();
-    case ir::OpKind::Fence: ptx("fence.acq_rel.gpu;", "~{memory}", b.getVoidTy(), {}); return Status::ok();
+    case ir::OpKind::Fence: fenceGpu(); return Status::ok();
     case ir::OpKind::WaitGe: return lowerWaitGe(op);
     case ir::OpKind::CopyAsync: return lowerCopyAsync(op);
     case ir::OpKind::CopyBulk: return lowerCopyBulk(op);

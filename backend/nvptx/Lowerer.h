@@ -322,6 +322,9 @@ public:
   /// moved, merged or dropped, without it LLVM may treat it as a pure value.
   llvm::Value* ptx(const std::string& text, const std::string& constraints, llvm::Type* ret,
                    const std::vector<llvm::Value*>& args, bool sideEffects = true);
+  /// This thread's memory accesses before it seen device-wide before those
+  /// after (fence.acq_rel.gpu): the fence op, and a release atomic's.
+  void fenceGpu();
   /// The 32-bit shared::cta address of a shared-memory pointer.
   llvm::Value* sharedAddr(llvm::Value* p);
   /// The st.async push of a scalar cluster.reduce (Cluster.cpp): the

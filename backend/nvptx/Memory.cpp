@@ -967,7 +967,7 @@ Status Lowerer::lowerAtomic(const ir::Operation& op) {
     valid = andAll(valid, only0);
     llvm::Value* v = val.regs[lay.uniform ? 0 : r];
     auto add = [&] {
-      if (release) ptx("fence.acq_rel.gpu;", "~{memory}", b.getVoidTy(), {});
+      if (release) fenceGpu();
       return atomicAdd(*this, mem, off, v);
     };
     if (!valid) {
