@@ -59,9 +59,9 @@ def test_rmsnorm_resident_grid(mods):
 
 
 def test_row_backwards_ask_l2_for_long_walks():
-    """The row backwards (RMSNorm and LayerNorm) ask L2 for rows two steps ahead when its CTAs walk
-    32 rows or more each, not for short walks, and by default when the rows
-    are not known; the other backwards take no such const."""
+    """The row backwards (RMSNorm and LayerNorm) ask L2 for rows two steps ahead when their CTAs
+    walk 32 rows or more each, not for short walks, and by default when the
+    rows are not known; the other backwards take no such const."""
     assert schedules.rms_bwd(8192, m=32 * SMS, sms=SMS).consts["L2"] == 2
     assert schedules.rms_bwd(8192, m=32 * SMS - 1, sms=SMS).consts["L2"] == 0
     assert schedules.rms_bwd(4096).consts["L2"] == 2

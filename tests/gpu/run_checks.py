@@ -61,7 +61,7 @@ def main():
     results = []
     # One process per case, FNK_JOBS at once. On the 16-core GPU machine run.sh took 474 s at 12 and 531 s at
     # 16, one per core (two runs on two cards, not an A/B; each process also holds a CUDA context on the one
-    # GPU; backend v14), so 12 stays.
+    # GPU; backend v14), so 12 stays: 429-435 s with the 1103 checks of backend v15.
     with ThreadPoolExecutor(max_workers=int(os.environ.get("FNK_JOBS", "12"))) as ex:
         futs = [ex.submit(run_case, fnk, root, outdir, i, c) for i, c in enumerate(all_)]
         for f in futs:
