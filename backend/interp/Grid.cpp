@@ -29,12 +29,12 @@ void GridTurns::begin(int rank) {
   wake_[static_cast<size_t>(rank)].wait(lock, [&] { return turn_ == rank || deadlock_; });
 }
 
-Status GridTurns::pass(int rank, bool fruitless, const std::string& waitingFor) {
+Status GridTurns::pass(int rank, bool fruitless, const std::function<std::string()>& waitingFor) {
   std::unique_lock<std::mutex> lock(m_);
   const int running = static_cast<int>(std::count(done_.begin(), done_.end(), false));
   fruitless_ = fruitless ? fruitless_ + 1 : 0;
   if (!deadlock_ && fruitless_ >= running)
-    breakAll("deadlock: every CTA still running waits for memory no CTA will change; " + waitingFor);
+    breakAll("deadlock: every CTA still running waits for memory no CTA will change; " + waitingFor());
   if (!deadlock_) {
     give(next(rank));
     wake_[static_cast<size_t>(rank)].wait(lock, [&] { return turn_ == rank || deadlock_; });

@@ -8,6 +8,7 @@
 // with the reason.
 #pragma once
 #include <condition_variable>
+#include <functional>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -25,8 +26,9 @@ public:
   /// CTA `rank` waits for memory another CTA must change: passes the turn on
   /// and returns when it comes back. `fruitless` says the CTA woke from the
   /// previous pass() and found its wait still unmet, having done nothing
-  /// since; `waitingFor` describes the wait for a deadlock's message.
-  Status pass(int rank, bool fruitless, const std::string& waitingFor);
+  /// since; `waitingFor` describes the wait for a deadlock's message (called
+  /// only then).
+  Status pass(int rank, bool fruitless, const std::function<std::string()>& waitingFor);
   /// CTA `rank` stopped (finished or failed): passes the turn on for good.
   void end(int rank);
   /// Whether `rank`'s error came from the deadlock (and so is not the cause).

@@ -111,12 +111,13 @@ Status Evaluator::execWaitGe(const ir::Operation& op) {
     for (size_t d = 0; d < rank; ++d) dims += (d ? ", " : "") + std::to_string(m->shape[d]);
     return opError(op, "waits on " + m->name + "[" + at + "], outside its shape [" + dims + "]");
   }
-  for (bool fruitless = false; m->data[off] < want->data[0]; fruitless = true) {
-    const std::string waiting = "CTA (" + std::to_string(cta_->pid[0]) + ", " + std::to_string(cta_->pid[1]) + ", " +
-                                std::to_string(cta_->pid[2]) + ") waits for " + m->name + "[" + at + "] >= " +
-                                fmtNumber(want->data[0]) + ", which holds " + fmtNumber(m->data[off]);
+  auto waiting = [&] {
+    return "CTA (" + std::to_string(cta_->pid[0]) + ", " + std::to_string(cta_->pid[1]) + ", " +
+           std::to_string(cta_->pid[2]) + ") waits for " + m->name + "[" + at + "] >= " + fmtNumber(want->data[0]) +
+           ", which holds " + fmtNumber(m->data[off]);
+  };
+  for (bool fruitless = false; m->data[off] < want->data[0]; fruitless = true)
     if (Status s = cta_->turns->pass(cta_->turnRank, fruitless, waiting); !s) return s;
-  }
   return Status::ok();
 }
 

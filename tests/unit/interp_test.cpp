@@ -521,7 +521,7 @@ TEST(GridTurns, PassesTheTurnOnUntilTheWaitIsMet) {
     turns.begin(0);
     order.push_back("0 looks");
     for (bool fruitless = false; flag < 1; fruitless = true)
-      if (Status s = turns.pass(0, fruitless, "CTA 0 waits for the flag"); !s) waited = s;
+      if (Status s = turns.pass(0, fruitless, [] { return std::string("CTA 0 waits for the flag"); }); !s) waited = s;
     order.push_back("0 goes on");
     turns.end(0);
   });
@@ -554,7 +554,7 @@ TEST(GridTurns, EveryCtaWaitingIsADeadlock) {
       ctas.emplace_back([&, r] {
         turns.begin(r);
         for (bool fruitless = false;; fruitless = true)
-          if (Status s = turns.pass(r, fruitless, "CTA " + std::to_string(r) + " waits"); !s) {
+          if (Status s = turns.pass(r, fruitless, [r] { return "CTA " + std::to_string(r) + " waits"; }); !s) {
             results[static_cast<size_t>(r)] = s;
             break;
           }
