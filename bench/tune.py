@@ -474,6 +474,23 @@ def short_bwd_cases(rms, ln, sms):
 
 def rows_variant_cases(rms, var, sms):
     """rmsnorm_bwd_rows ([ROWS, N] tiles) against rmsnorm_bwd, which walks one row at a time."""
+    # The whole 2048x8192 backward (dx and dw): rmsnorm_bwd and rmsnorm_bwd_dw (fnk.torch's two kernels)
+    # against one kernel whose CTAs meet at a grid-wide barrier (wait_ge) and then sum the partial rows.
+    x, w, dy, dx, rstd, ref = rms_bwd_inputs(2048, 8192)
+    wl, nbytes = "RMSNorm bwd 2048x8192 (dx, dw)", 3 * 2048 * 8192 * 2
+    dw = torch.empty(8192, device=DEV, dtype=x.dtype)
+    ref_dw = (dy.float() * x.float() * rstd[:, None]).sum(0)
+    CHECKS[wl] = lambda: max(rel_err(dx, ref), rel_err(dw, ref_dw))
+    part = torch.empty(sms, 8192, device=DEV)
+    yield (wl, f"two kernels P={sms} WARPS=16", nbytes,
+           lambda part=part: (rms.rmsnorm_bwd(x, w, dy, rstd, dx, part, BLOCK_N=8192, WARPS=16, L2=0),
+                              rms.rmsnorm_bwd_dw(part, dw)))
+    count = torch.zeros(2, device=DEV, dtype=torch.int32)  # the kernel leaves it at zero
+    for p, wp, bd in ((sms, 16, 64), (sms, 16, 32), (sms, 16, 128), (sms, 8, 64), (2 * sms, 8, 32)):
+        part = torch.empty(p, 8192, device=DEV)
+        yield (wl, f"gridsync P={p} WARPS={wp} BLOCK_D={bd}", nbytes,
+               lambda part=part, wp=wp, bd=bd: var.rms_bwd_gridsync(x, w, dy, rstd, dx, dw, part, count, BLOCK_N=8192,
+                                                                    WARPS=wp, BLOCK_D=bd))
     for M, N in ((2048, 8192), (65536, 1024), (131072, 512), (32768, 2048), (16384, 4096)):
         x, w, dy, dx, rstd, ref = rms_bwd_inputs(M, N)
         wl = f"RMSNorm bwd {M}x{N} (dx, partials)"

@@ -65,6 +65,13 @@ llvm::Value* Lowerer::intrinsic(unsigned id, llvm::ArrayRef<llvm::Type*> types, 
   return b.CreateCall(f, args);
 }
 
+void Lowerer::loopHint(llvm::Instruction* backEdge, llvm::ArrayRef<llvm::Metadata*> hint) {
+  llvm::Metadata* ops[] = {nullptr, llvm::MDNode::get(ctx, hint)};
+  llvm::MDNode* loopId = llvm::MDNode::getDistinct(ctx, ops);
+  loopId->replaceOperandWith(0, loopId);
+  backEdge->setMetadata(llvm::LLVMContext::MD_loop, loopId);
+}
+
 void Lowerer::barrier() { intrinsic(llvm::Intrinsic::nvvm_barrier_cta_sync_aligned_all, {}, {i32(0)}); }
 
 llvm::Value* Lowerer::scratch(int64_t bytes, int which) {
@@ -949,12 +956,8 @@ Status Lowerer::lowerFor(const ir::Operation& op) {
     // Experiment knob (FNK_UNROLL=N): N iterations' loads in flight per thread.
     // v0 measurement (docs/perf-notes.md): N=2 raised registers 27 -> 48 and
     // made rmsnorm_fwd slower, so it is off by default.
-    llvm::Metadata* count[] = {llvm::MDString::get(ctx, "llvm.loop.unroll.count"),
-                               llvm::ConstantAsMetadata::get(b.getInt32(static_cast<uint32_t>(unroll)))};
-    llvm::Metadata* ops[] = {nullptr, llvm::MDNode::get(ctx, count)};
-    llvm::MDNode* loopId = llvm::MDNode::getDistinct(ctx, ops);
-    loopId->replaceOperandWith(0, loopId);
-    back->setMetadata(llvm::LLVMContext::MD_loop, loopId);
+    loopHint(back, {llvm::MDString::get(ctx, "llvm.loop.unroll.count"),
+                    llvm::ConstantAsMetadata::get(b.getInt32(static_cast<uint32_t>(unroll)))});
   }
   iv->addIncoming(next, latch);
   b.SetInsertPoint(back);  // the packing goes before the latch's branch

@@ -103,6 +103,8 @@ public:
   llvm::Value* linearize(const std::vector<llvm::Value*>& coords, const std::vector<int64_t>& shape);
   llvm::Value* intrinsic(unsigned id, llvm::ArrayRef<llvm::Type*> types, llvm::ArrayRef<llvm::Value*> args);
   void barrier();
+  /// Attaches one llvm.loop hint (e.g. "llvm.loop.unroll.disable") to a loop's back edge.
+  void loopHint(llvm::Instruction* backEdge, llvm::ArrayRef<llvm::Metadata*> hint);
   /// The scratch buffer in shared memory, at least `bytes` long (16-aligned).
   llvm::Value* scratch(int64_t bytes, int which = 0);
   /// Starts one use of scratch memory (the caller writes it, bar.sync, reads

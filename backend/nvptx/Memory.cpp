@@ -846,12 +846,17 @@ Status Lowerer::lowerBulkWait(const ir::Operation& op) {
   return Status::ok();
 }
 
-// Every thread reads the element with ld.acquire.gpu until it holds at least
-// the value (what the CTAs that raised it wrote before their fence is then
-// seen by this thread's later loads); each try is an L2 round trip. An index
-// out of bounds traps, and so does a wait no CTA ends: after 2^24 tries (some
-// seconds) rather than hanging the GPU; the launch then fails with the
-// kernel's name.
+// Thread 0 reads the element with ld.acquire.gpu until it holds at least the
+// value, then a CTA barrier releases the others: the acquire, then the
+// barrier's CTA-scope ordering, so every thread's later loads see what the
+// CTAs that raised the counter wrote before their release (the pattern of
+// CUDA's grid sync). One poller per CTA: with every thread polling, a grid
+// of 512-thread CTAs kept one L2 line busy with tens of thousands of loads
+// in flight while the CTAs it waited for still stored their results. An
+// index out of bounds traps, and so does a wait no CTA ends: after 2^24
+// tries (some seconds) rather than hanging the GPU; the launch then fails
+// with the kernel's name. The spin loop is kept rolled (LLVM would unroll it
+// 16 times: 16 loads in flight per try, no sooner done).
 Status Lowerer::lowerWaitGe(const ir::Operation& op) {
   auto mit = mems.find(op.operand(0));
   if (mit == mems.end()) return fail(op, "memory operand is not lowered");
@@ -864,26 +869,30 @@ Status Lowerer::lowerWaitGe(const ir::Operation& op) {
   trapUnless(*this, valid);
   llvm::Value* want = tile(op.operand(static_cast<unsigned>(1 + rank))).regs[0];
   llvm::Value* addr = b.CreateGEP(b.getInt32Ty(), mem.base, off);
-  llvm::BasicBlock* pre = b.GetInsertBlock();
-  llvm::BasicBlock* look = llvm::BasicBlock::Create(ctx, "wait.look", kernel);
-  llvm::BasicBlock* retry = llvm::BasicBlock::Create(ctx, "wait.retry", kernel);
-  llvm::BasicBlock* stuck = llvm::BasicBlock::Create(ctx, "wait.stuck", kernel);
-  llvm::BasicBlock* done = llvm::BasicBlock::Create(ctx, "wait.done", kernel);
-  b.CreateBr(look);
-  b.SetInsertPoint(look);
-  llvm::PHINode* tries = b.CreatePHI(b.getInt32Ty(), 2);
-  tries->addIncoming(i32(0), pre);
-  llvm::Value* held = ptx("ld.acquire.gpu.global.b32 $0, [$1];", "=r,l,~{memory}", b.getInt32Ty(), {addr}, true);
-  llvm::Value* ok = mem.dtype == ir::DType::U32 ? b.CreateICmpUGE(held, want) : b.CreateICmpSGE(held, want);
-  b.CreateCondBr(ok, done, retry);
-  b.SetInsertPoint(retry);
-  llvm::Value* next = b.CreateAdd(tries, i32(1));
-  tries->addIncoming(next, retry);
-  b.CreateCondBr(b.CreateICmpULT(next, i32(1 << 24)), look, stuck);
-  b.SetInsertPoint(stuck);
-  intrinsic(llvm::Intrinsic::trap, {}, {});
-  b.CreateUnreachable();
-  b.SetInsertPoint(done);
+  emitIf(b.CreateICmpEQ(tid, i32(0)), [&] {
+    llvm::BasicBlock* pre = b.GetInsertBlock();
+    llvm::BasicBlock* look = llvm::BasicBlock::Create(ctx, "wait.look", kernel);
+    llvm::BasicBlock* retry = llvm::BasicBlock::Create(ctx, "wait.retry", kernel);
+    llvm::BasicBlock* stuck = llvm::BasicBlock::Create(ctx, "wait.stuck", kernel);
+    llvm::BasicBlock* done = llvm::BasicBlock::Create(ctx, "wait.done", kernel);
+    b.CreateBr(look);
+    b.SetInsertPoint(look);
+    llvm::PHINode* tries = b.CreatePHI(b.getInt32Ty(), 2);
+    tries->addIncoming(i32(0), pre);
+    llvm::Value* held = ptx("ld.acquire.gpu.global.b32 $0, [$1];", "=r,l,~{memory}", b.getInt32Ty(), {addr}, true);
+    llvm::Value* ok = mem.dtype == ir::DType::U32 ? b.CreateICmpUGE(held, want) : b.CreateICmpSGE(held, want);
+    b.CreateCondBr(ok, done, retry);
+    b.SetInsertPoint(retry);
+    llvm::Value* next = b.CreateAdd(tries, i32(1));
+    tries->addIncoming(next, retry);
+    loopHint(b.CreateCondBr(b.CreateICmpULT(next, i32(1 << 24)), look, stuck),
+             {llvm::MDString::get(ctx, "llvm.loop.unroll.disable")});
+    b.SetInsertPoint(stuck);
+    intrinsic(llvm::Intrinsic::trap, {}, {});
+    b.CreateUnreachable();
+    b.SetInsertPoint(done);
+  });
+  barrier();
   return Status::ok();
 }
 

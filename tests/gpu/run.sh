@@ -72,11 +72,17 @@ if [ $checks = 1 ]; then
   # fnkc --emit=header, used by a plain C++ program with only the driver API.
   if [ -x "$FNKC" ] && command -v g++ >/dev/null && [ -e /usr/local/cuda/include/cuda.h ]; then
     "$FNKC" stdlib/norm/rmsnorm.fnk -k rmsnorm_fwd -D T=f32 --emit=header -o "$OUT/rmsnorm_fwd.h" &&
-      g++ -O1 -std=c++17 -I/usr/local/cuda/include -DFNK_HEADER="\"$OUT/rmsnorm_fwd.h\"" tests/gpu/aot_header_test.cpp \
+      "$FNKC" tests/gpu/lang.fnk -k lang_wait --emit=header -o "$OUT/lang_wait.h" &&
+      g++ -O1 -std=c++17 -I/usr/local/cuda/include -DFNK_HEADER="\"$OUT/rmsnorm_fwd.h\"" \
+        -DFNK_WAIT_HEADER="\"$OUT/lang_wait.h\"" tests/gpu/aot_header_test.cpp \
         -o "$OUT/aot_header_test" -L/usr/local/cuda/lib64/stubs -lcuda && "$OUT/aot_header_test" > "$OUT/aot_header.log" 2>&1
     header_rc=$?
     cat "$OUT/aot_header.log" 2>/dev/null
-    if [ $header_rc = 0 ]; then step "$(tail -1 "$OUT/aot_header.log")"; else step "FAIL aot header (exit $header_rc)"; rc=1; fi
+    if [ $header_rc = 0 ]; then
+      while read -r line; do step "$line"; done < "$OUT/aot_header.log"
+    else
+      step "FAIL aot header (exit $header_rc)"; rc=1
+    fi
   else
     step "SKIP aot header: needs fnkc next to fnk, g++ and cuda.h"
   fi
