@@ -49,7 +49,7 @@ def main():
         rms.rmsnorm_bwd_dw(part, dw)
 
     def gridsync():
-        var.rms_bwd_gridsync(x, w, dy, rstd, dx, dw, part, count, BLOCK_N=N, WARPS=16)
+        var.rms_bwd_gridsync(x, w, dy, rstd, dx, dw, part, count, BLOCK_N=N, WARPS=16, BLOCK_P=256)
 
     cases = [
         ("one-element add (a launch's floor)", lambda: torch.add(one, one, out=one_out)),

@@ -226,11 +226,14 @@ Status emitHeader(const ir::Function& fn, const std::string& image, bool isPtx, 
   // A kernel compiled for programmatic dependent launch (nvptx::kPdlSymbol)
   // is launched so that its launch may overlap the previous kernel's tail.
   const bool pdl = image.find(nvptx::kPdlSymbol) != std::string::npos;
-  if (!clustered && !pdl) {
+  // One whose CTAs wait for each other is launched cooperatively: the
+  // driver then runs it only with the whole grid resident, even beside other
+  // streams' kernels.
+  if (!clustered && !pdl && !waits) {
     os << "  return cuLaunchKernel(function, (unsigned)" << grid[0] << ", (unsigned)" << grid[1] << ", (unsigned)" << grid[2]
        << ", " << block << ", 1, 1, " << (dynamicShared ? "dynamic_shared" : "0") << ", stream, params, 0);\n}\n";
   } else {
-    const int n = clustered + pdl;
+    const int n = clustered + pdl + waits;
     os << "  CUlaunchAttribute attrs[" << n << "];\n";
     int a = 0;
     if (clustered) {
@@ -239,9 +242,14 @@ Status emitHeader(const ir::Function& fn, const std::string& image, bool isPtx, 
          << ";\n  attrs[0].value.clusterDim.z = " << c[2] << ";\n";
       ++a;
     }
-    if (pdl)
+    if (pdl) {
       os << "  attrs[" << a << "].id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;\n"
          << "  attrs[" << a << "].value.programmaticStreamSerializationAllowed = 1;\n";
+      ++a;
+    }
+    if (waits)
+      os << "  attrs[" << a << "].id = CU_LAUNCH_ATTRIBUTE_COOPERATIVE;\n"
+         << "  attrs[" << a << "].value.cooperative = 1;\n";
     os << "  CUlaunchConfig config = {(unsigned)" << grid[0] << ", (unsigned)" << grid[1] << ", (unsigned)" << grid[2]
        << ", " << block << ", 1, 1, " << (dynamicShared ? "dynamic_shared" : "0") << ", stream, attrs, " << n << "};\n";
     os << "  return cuLaunchKernelEx(&config, function, params, 0);\n}\n";

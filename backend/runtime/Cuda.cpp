@@ -29,6 +29,7 @@ struct LaunchAttribute {
       unsigned x, y, z;
     } clusterDim;
     int programmaticStreamSerializationAllowed;
+    int cooperative;
   } value;
 };
 struct LaunchConfig {
@@ -37,6 +38,7 @@ struct LaunchConfig {
   LaunchAttribute* attrs;
   unsigned numAttrs;
 };
+constexpr int kAttrCooperative = 2;
 constexpr int kAttrClusterDimension = 4;
 constexpr int kAttrProgrammaticStreamSerialization = 6;
 constexpr int kDevAttrMultiprocessorCount = 16;
@@ -96,11 +98,19 @@ bool resolve(F& f, const char* name) {
 }
 
 /// The cuLaunchKernelEx configuration of a launch; `attrs` holds the
-/// attributes it points at: the cluster dims of a cluster launch, and
-/// programmatic stream serialization when `pdl` (nvptx::kPdlSymbol).
+/// attributes it points at: the cluster dims of a cluster launch,
+/// programmatic stream serialization when `pdl` (nvptx::kPdlSymbol), and a
+/// cooperative launch for a kernel whose CTAs wait for each other (the
+/// driver then runs the grid only with all its CTAs resident at once, even
+/// beside other streams' kernels, or refuses it).
 LaunchConfig launchConfig(const Kernel& k, const unsigned grid[3], unsigned block, const unsigned cluster[3],
-                          void* stream, bool pdl, LaunchAttribute (&attrs)[2]) {
+                          void* stream, bool pdl, LaunchAttribute (&attrs)[3]) {
   unsigned n = 0;
+  if (k.cooperative) {
+    LaunchAttribute& a = attrs[n++] = LaunchAttribute{};
+    a.id = kAttrCooperative;
+    a.value.cooperative = 1;
+  }
   if (cluster[0] * cluster[1] * cluster[2] > 1) {
     LaunchAttribute& a = attrs[n++] = LaunchAttribute{};
     a.id = kAttrClusterDimension;
@@ -248,7 +258,7 @@ Status Device::launch(const Kernel& k, const unsigned grid[3], unsigned block, c
   if (grid[0] == 0 || grid[1] == 0 || grid[2] == 0) return Status::ok();  // an empty grid runs nothing
   // Callers such as PyTorch's autograd threads may not have the context current.
   if (Status s = check(g.cuCtxSetCurrent(g_ctx), "cuCtxSetCurrent", k.name); !s) return s;
-  LaunchAttribute attrs[2];
+  LaunchAttribute attrs[3];
   const LaunchConfig cfg = launchConfig(k, grid, block, cluster, stream, k.pdl, attrs);
   if (cfg.numAttrs == 0)
     return check(g.cuLaunchKernel(k.function, grid[0], grid[1], grid[2], block, 1, 1, k.dynamicShared,
@@ -286,7 +296,7 @@ Status Device::occupancy(const Kernel& k, const unsigned grid[3], unsigned block
         !s)
       return s;
   if (g.cuOccupancyMaxActiveClusters && cluster[0] * cluster[1] * cluster[2] > 1) {
-    LaunchAttribute attrs[2];
+    LaunchAttribute attrs[3];
     const LaunchConfig cfg = launchConfig(k, grid, block, cluster, nullptr, /*pdl=*/false, attrs);
     if (Status s = check(g.cuOccupancyMaxActiveClusters(&out.clusters, k.function, &cfg),
                          "cuOccupancyMaxActiveClusters", k.name);

@@ -27,6 +27,7 @@ struct Kernel {
   /// CTAs the GPU holds at once (CTAs per SM x SMs), which bounds its grid;
   /// 0 for other kernels, or when the driver cannot say.
   int64_t residentCtas = 0;
+  bool cooperative = false;  // launched cooperatively (its CTAs wait for each other)
 };
 
 /// What the driver reports of a loaded kernel at a launch shape; 0 where it

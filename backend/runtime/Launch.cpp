@@ -95,6 +95,7 @@ Status compileAndLoad(const ir::Function& fn, Device& dev, Kernel& out, CompileI
     Occupancy occ;
     if (Status s = dev.occupancy(out, one, static_cast<unsigned>(32 * fn.warps()), one, occ); !s) return s;
     out.residentCtas = static_cast<int64_t>(occ.ctasPerSm) * occ.sms;
+    out.cooperative = true;
   }
   ci.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   std::lock_guard<std::mutex> lock(memoryCache().mu);

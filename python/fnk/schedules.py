@@ -127,10 +127,17 @@ def rms_bwd(n, resident=None, m=None, sms=132):
     partial rows). The row kernel asks L2 for the row two steps ahead
     (rmsnorm_bwd's L2 = 2: 32768x8192 395.6 -> 392.2 us) unless its CTAs
     walk fewer than 32 rows each (m rows over sms CTAs): 2048x8192, 15-16
-    rows each, 33.0-33.2 without against 33.4-33.9 with (backend v14)."""
+    rows each, 33.0-33.2 without against 33.4-33.9 with (backend v14).
+    Rows of 4097 to 8192 columns go over clusters of two 4096-column CTAs
+    instead, two 8-warp CTAs per SM, asking L2 two steps ahead at every walk
+    length: 2048x8192 31.6 us against 34.0 for the row kernel, 4096x8192 55.4
+    against 58.9, 32768x8192 381.7 against 391.7 (L2 = 0: 33.6, 58.0, 394.5;
+    4 warps, 3 CTAs per SM or 16 warps slower; backend v16)."""
     if n <= 2048:
         return Launch("rmsnorm_bwd_rows", rows_tile(n, 4 if n <= 512 else 8, elems=2048), per_sm=4)
-    if n <= 8192:
+    if 4096 < n <= 8192:
+        return Launch("rmsnorm_bwd_split", {"BLOCK_N": 4096, "CLUSTER": 2, "WARPS": 8, "L2": 2}, per_sm=2, cluster=2)
+    if n <= 4096:
         return Launch("rmsnorm_bwd", {"BLOCK_N": block(n), "WARPS": BWD_ROW_WARPS, "L2": _row_l2(m, sms)})
     c, b, warps = split(n, backward=True)
     if b >= 16384:

@@ -62,13 +62,27 @@ def test_row_backwards_ask_l2_for_long_walks():
     """The row backwards (RMSNorm and LayerNorm) ask L2 for rows two steps ahead when their CTAs
     walk 32 rows or more each, not for short walks, and by default when the
     rows are not known; the other backwards take no such const."""
-    assert schedules.rms_bwd(8192, m=32 * SMS, sms=SMS).consts["L2"] == 2
-    assert schedules.rms_bwd(8192, m=32 * SMS - 1, sms=SMS).consts["L2"] == 0
+    assert schedules.rms_bwd(4096, m=32 * SMS, sms=SMS).consts["L2"] == 2
+    assert schedules.rms_bwd(4096, m=32 * SMS - 1, sms=SMS).consts["L2"] == 0
     assert schedules.rms_bwd(4096).consts["L2"] == 2
     assert "L2" not in schedules.rms_bwd(1024, m=8, sms=SMS).consts
     assert "L2" not in schedules.rms_bwd(65536, m=8, sms=SMS).consts
     assert schedules.ln_bwd(8192, m=32 * SMS, sms=SMS).consts["L2"] == 2
     assert schedules.ln_bwd(4096, m=SMS, sms=SMS).consts["L2"] == 0
+
+
+def test_rmsnorm_backward_of_4097_to_8192_columns_over_clusters_of_two():
+    """Rows of 4097-8192 columns: rmsnorm_bwd_split over clusters of two
+    4096-column CTAs, two CTAs per SM (so up to SMS clusters, one partial row
+    each), L2
+    asked two steps ahead whatever the walk's length; 4096 columns stay one
+    CTA per row."""
+    for n, m in ((8192, 2048), (8192, 32768), (4097, 8), (6000, None)):
+        b = schedules.rms_bwd(n, m=m, sms=SMS)
+        assert (b.kernel, b.cluster, b.consts) == (
+            "rmsnorm_bwd_split", 2, {"BLOCK_N": 4096, "CLUSTER": 2, "WARPS": 8, "L2": 2})
+        assert schedules.partial_rows(m or 10 ** 6, SMS, b) == min(m or 10 ** 6, 2 * SMS) // 2
+    assert schedules.rms_bwd(4096, m=2048, sms=SMS).kernel == "rmsnorm_bwd"
 
 
 def check_rmsnorm(rms, n, resident=None):

@@ -283,14 +283,15 @@ def lang_cases(rng):
         yield (f, "lang_wait", {"x": rng.standard_normal(n) + 2.0}, ["suffix", "flag", "total", "arrived", "y", "z"],
                {}, {"G": cdiv(n, 256)})
     # The short backward in one kernel (bench/variants.fnk): rows, a grid-wide barrier, the partial rows summed;
-    # P = 5 with ragged rows and a partial last column block, P = 16 over whole 8192-wide rows. Its own
+    # P = 5 with ragged rows and a partial last column block, P = 16 over whole 8192-wide rows (all 16 partial
+    # rows in one masked 256-row load). Its own
     # generator, so the cases after it keep their inputs.
     g = np.random.default_rng(77)
-    for m, n, p, bn, wp in ((37, 1000, 5, 1024, 4), (40, 8192, 16, 8192, 16)):
+    for m, n, p, bn, wp, bp in ((37, 1000, 5, 1024, 4, 32), (40, 8192, 16, 8192, 16, 256)):
         xg = g.standard_normal((m, n))
         yield ("bench/variants.fnk", "rms_bwd_gridsync",
                {"x": xg, "w": g.standard_normal(n), "dy": g.standard_normal((m, n)), "rstd": _rstd(xg)},
-               ["dx", "dw", "dw_partial", "count"], {}, {"P": p}, {"BLOCK_N": bn, "WARPS": wp})
+               ["dx", "dw", "dw_partial", "count"], {}, {"P": p}, {"BLOCK_N": bn, "WARPS": wp, "BLOCK_P": bp})
     # copy_async: ragged and aligned rows (16-byte cp.async), odd N (misaligned rows: element copies).
     for n in (500, 512, 7, 257):
         yield (f, "lang_copy_async", {"x": rng.standard_normal((3, n))}, ["y"], {}, {})
