@@ -413,8 +413,6 @@ def variant_cases():
     yield from short_bwd_cases(rms, ln, sms)
     yield from rows_variant_cases(rms, var, sms)
     yield from split2_variant_cases(rms, sms)
-    yield from ln_split2_variant_cases(ln, sms)
-    yield from wide_split_variant_cases(rms, sms)
     yield from ln_rows_variant_cases(ln, sms)
     yield from wide_variant_cases(rms, var, sms)
     yield from ring_variant_cases(rms, var, sms)
@@ -554,45 +552,6 @@ def split2_variant_cases(rms, sms):
                    lambda x=x, w=w, dy=dy, rstd=rstd, dx=dx, part=part, wp=wp, l2=l2:
                    rms.rmsnorm_bwd_split(x, w, dy, rstd, dx, part, BLOCK_N=4096, CLUSTER=2, WARPS=wp, L2=l2))
         del x, dy, dx
-
-
-def ln_split2_variant_cases(ln, sms):
-    """The LayerNorm backward over clusters of two 4096-column CTAs
-    (layernorm_bwd_split), as the RMSNorm one (split2_variant_cases), against
-    fnk.torch's row kernel."""
-    bf, N = torch.bfloat16, 8192
-    for M in (2048, 32768):
-        x, w = torch.randn(M, N, device=DEV, dtype=bf), torch.randn(N, device=DEV, dtype=bf)
-        dy, dx = torch.randn_like(x), torch.empty_like(x)
-        mean, rstd = x.float().mean(1), torch.rsqrt(x.float().var(1, unbiased=False) + 1e-5)
-        ref = ln_dx_ref(x, dy.float() * w.float(), mean, rstd)
-        wl = f"LayerNorm bwd {M}x{N} (dx, partials) split2"
-        CHECKS[wl] = lambda dx=dx, ref=ref: rel_err(dx, ref)
-        dwp, dbp = torch.empty(sms, N, device=DEV), torch.empty(sms, N, device=DEV)
-        l2 = 0 if M < 32 * sms else 2
-        yield (wl, f"stdlib WARPS=16 P={sms} L2={l2}", 3 * M * N * 2,
-               lambda x=x, w=w, dy=dy, mean=mean, rstd=rstd, dx=dx, l2=l2:
-               ln.layernorm_bwd(x, w, dy, mean, rstd, dx, dwp, dbp, BLOCK_N=N, WARPS=16, L2=l2))
-        for wp, l2 in ((8, 2), (8, 0), (8, 1), (4, 2)):
-            yield (wl, f"split CLUSTER=2 BLOCK_N=4096 WARPS={wp} P={sms} L2={l2}", 3 * M * N * 2,
-                   lambda x=x, w=w, dy=dy, mean=mean, rstd=rstd, dx=dx, wp=wp, l2=l2:
-                   ln.layernorm_bwd_split(x, w, dy, mean, rstd, dx, dwp, dbp, BLOCK_N=4096, CLUSTER=2, WARPS=wp, L2=l2))
-        del x, dy, dx, ref
-
-
-def wide_split_variant_cases(rms, sms):
-    """The 8192x65536 backward (clusters of 8 x 8192 columns at 16 warps, one
-    CTA per SM, in fnk.torch) against narrower CTAs, two per SM, as at 8192
-    columns (split2_variant_cases)."""
-    M, N = 8192, 65536
-    x, w, dy, dx, rstd, ref = rms_bwd_inputs(M, N)
-    wl = f"RMSNorm bwd {M}x{N} (dx, partials) split2"
-    CHECKS[wl] = lambda: rel_err(dx, ref)
-    for c, bn, wp, per_sm in ((8, 8192, 16, 8), (16, 4096, 8, 2), (16, 4096, 8, 4)):
-        part = torch.empty(per_sm * sms // c, N, device=DEV)
-        yield (wl, f"split CLUSTER={c} BLOCK_N={bn} WARPS={wp} P={part.shape[0]}", 3 * M * N * 2,
-               lambda part=part, c=c, bn=bn, wp=wp:
-               rms.rmsnorm_bwd_split(x, w, dy, rstd, dx, part, BLOCK_N=bn, CLUSTER=c, WARPS=wp))
 
 
 def ring_variant_cases(rms, var, sms):
