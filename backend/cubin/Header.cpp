@@ -227,8 +227,8 @@ Status emitHeader(const ir::Function& fn, const std::string& image, bool isPtx, 
   // is launched so that its launch may overlap the previous kernel's tail.
   const bool pdl = image.find(nvptx::kPdlSymbol) != std::string::npos;
   // One whose CTAs wait for each other is launched cooperatively: the
-  // driver then runs it only with the whole grid resident, even beside other
-  // streams' kernels.
+  // driver's promise that all its CTAs are resident together, even beside
+  // other streams' kernels.
   if (!clustered && !pdl && !waits) {
     os << "  return cuLaunchKernel(function, (unsigned)" << grid[0] << ", (unsigned)" << grid[1] << ", (unsigned)" << grid[2]
        << ", " << block << ", 1, 1, " << (dynamicShared ? "dynamic_shared" : "0") << ", stream, params, 0);\n}\n";

@@ -101,8 +101,8 @@ bool resolve(F& f, const char* name) {
 /// attributes it points at: the cluster dims of a cluster launch,
 /// programmatic stream serialization when `pdl` (nvptx::kPdlSymbol), and a
 /// cooperative launch for a kernel whose CTAs wait for each other (the
-/// driver then runs the grid only with all its CTAs resident at once, even
-/// beside other streams' kernels, or refuses it).
+/// driver's promise that all its CTAs are resident together, even beside
+/// other streams' kernels; a grid too large for it is refused).
 LaunchConfig launchConfig(const Kernel& k, const unsigned grid[3], unsigned block, const unsigned cluster[3],
                           void* stream, bool pdl, LaunchAttribute (&attrs)[3]) {
   unsigned n = 0;

@@ -74,9 +74,8 @@ def test_row_backwards_ask_l2_for_long_walks():
 def test_rmsnorm_backward_of_4097_to_8192_columns_over_clusters_of_two():
     """Rows of 4097-8192 columns: rmsnorm_bwd_split over clusters of two
     4096-column CTAs, two CTAs per SM (so up to SMS clusters, one partial row
-    each), L2
-    asked two steps ahead whatever the walk's length; 4096 columns stay one
-    CTA per row."""
+    each), L2 asked two steps ahead whatever the walk's length; 4096 columns
+    stay one CTA per row."""
     for n, m in ((8192, 2048), (8192, 32768), (4097, 8), (6000, None)):
         b = schedules.rms_bwd(n, m=m, sms=SMS)
         assert (b.kernel, b.cluster, b.consts) == (
