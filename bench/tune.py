@@ -371,13 +371,6 @@ def variant_cases():
                 lambda *t, sb=sb, st=st, l2=l2: dit.dit_modulate_fwd(*t, eps=1e-6, SB=sb, WARPS=1, STAGES=st, L2=l2))
                for sb, st, l2 in ((256, 2, 792), (512, 2, 792), (512, 2, 1584), (512, 3, 792), (512, 3, 1584),
                                   (1024, 2, 1056), (1024, 2, 2112), (1024, 2, 4224))]
-    # Chunks of C contiguous rows, the last TAIL CTAs one row each (a shorter drain at the end; session 16), each
-    # asking L2 for the rows of the CTA L2 places later.
-    pf_fwd += [(f"chunks C={c} TAIL={tail} STAGES={st} L2={l2}",
-                lambda *t, c=c, tail=tail, st=st, l2=l2: var.dit_fwd_chunks(*t, eps=1e-6, C=c, TAIL=tail, STAGES=st,
-                                                                            L2=l2))
-               for c, tail, st, l2 in ((4, 0, 3, 792), (4, 1056, 3, 792), (4, 2112, 3, 792), (4, 4224, 3, 792),
-                                       (4, 2112, 3, 0), (8, 2112, 3, 792), (8, 4224, 3, 1584), (2, 2112, 2, 792))]
     pf_fwd += [(f"bstore SB={sb} WARPS=1 STAGES={st}",
                 lambda *t, sb=sb, st=st: var.dit_fwd_bstore(*t, eps=1e-6, SB=sb, WARPS=1, STAGES=st))
                for sb, st in ((256, 3), (256, 4), (128, 3), (113, 3))]
