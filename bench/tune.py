@@ -413,7 +413,6 @@ def variant_cases():
     yield from short_bwd_cases(rms, ln, sms)
     yield from rows_variant_cases(rms, var, sms)
     yield from split2_variant_cases(rms, sms)
-    yield from ln_split_variant_cases(ln, var, sms)
     yield from ln_rows_variant_cases(ln, sms)
     yield from wide_variant_cases(rms, var, sms)
     yield from ring_variant_cases(rms, var, sms)
@@ -553,30 +552,6 @@ def split2_variant_cases(rms, sms):
                    lambda x=x, w=w, dy=dy, rstd=rstd, dx=dx, part=part, wp=wp, l2=l2:
                    rms.rmsnorm_bwd_split(x, w, dy, rstd, dx, part, BLOCK_N=4096, CLUSTER=2, WARPS=wp, L2=l2))
         del x, dy, dx
-
-
-def ln_split_variant_cases(ln, var, sms):
-    """The LayerNorm backward over clusters of two 4096-column CTAs
-    (bench/variants.fnk ln_bwd_split: w in bf16, the register prefetch forced,
-    dw and db in registers or shared memory) against fnk.torch's row kernel."""
-    bf, N = torch.bfloat16, 8192
-    for M in (2048, 32768):
-        x, w = torch.randn(M, N, device=DEV, dtype=bf), torch.randn(N, device=DEV, dtype=bf)
-        dy, dx = torch.randn_like(x), torch.empty_like(x)
-        mean, rstd = x.float().mean(1), torch.rsqrt(x.float().var(1, unbiased=False) + 1e-5)
-        ref = ln_dx_ref(x, dy.float() * w.float(), mean, rstd)
-        wl = f"LayerNorm bwd {M}x{N} (dx, partials) lnsplit"
-        CHECKS[wl] = lambda dx=dx, ref=ref: rel_err(dx, ref)
-        dwp, dbp = torch.empty(sms, N, device=DEV), torch.empty(sms, N, device=DEV)
-        l2 = 0 if M < 32 * sms else 2
-        yield (wl, f"stdlib WARPS=16 P={sms} L2={l2}", 3 * M * N * 2,
-               lambda x=x, w=w, dy=dy, mean=mean, rstd=rstd, dx=dx, l2=l2:
-               ln.layernorm_bwd(x, w, dy, mean, rstd, dx, dwp, dbp, BLOCK_N=N, WARPS=16, L2=l2))
-        for smem, pf, l2 in ((0, 1, 2), (1, 1, 2), (1, 0, 2), (1, 1, 0), (1, 1, 1)):
-            yield (wl, f"split SMEM={smem} PF={pf} L2={l2}", 3 * M * N * 2,
-                   lambda x=x, w=w, dy=dy, mean=mean, rstd=rstd, dx=dx, smem=smem, pf=pf, l2=l2:
-                   var.ln_bwd_split(x, w, dy, mean, rstd, dx, dwp, dbp, SMEM=smem, PF=pf, L2=l2))
-        del x, dy, dx, ref
 
 
 def ring_variant_cases(rms, var, sms):
