@@ -113,9 +113,28 @@ private:
     const unsigned before = diags_.errorCount();
     checkFunctionRegion(f, f.launch, "launch", OpKind::LaunchGrid);
     checkFunctionRegion(f, f.body, "body", OpKind::Return);
+    checkWaitsOutsideClusters(f);
     // Cluster barriers every CTA reaches alike (ClusterUniform.h), once the
     // structure it walks is known to be sound.
     if (diags_.errorCount() == before && !checkClusterUniform(f, diags_)) ok_ = false;
+  }
+
+  // CTAs that wait for each other (gpu.wait_ge) run as a whole grid at once,
+  // launched cooperatively, which clusters are not: cluster.* synchronizes a
+  // cluster's CTAs instead. Reported at the first wait.
+  void checkWaitsOutsideClusters(const Function& f) {
+    const std::vector<int64_t> c = f.cluster();
+    const int64_t ctas = c[0] * c[1] * c[2];
+    if (ctas <= 1 || f.body.empty()) return;
+    const Operation* wait = nullptr;
+    anyOp(f.body.front(), [&](const Operation& op) {
+      if (op.kind() == OpKind::WaitGe) wait = &op;
+      return wait != nullptr;
+    });
+    if (wait)
+      error(wait->loc(), "gpu.wait_ge in a kernel launched in clusters of " + std::to_string(ctas) +
+                             " CTAs: CTAs that wait for each other run as one grid, not in clusters "
+                             "(cluster.sync and cluster.reduce synchronize a cluster's CTAs)");
   }
 
   void checkFunctionRegion(const Function& f, const Region& r, const char* label, OpKind terminator) {
