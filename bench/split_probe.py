@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Where a short workload's time goes: each kernel of the 2048x8192 RMSNorm
-backward timed alone and together the way bench.py times it, beside the
+backward (as fnk.torch launches it: python/fnk/schedules.py) timed alone and
+together the way bench.py times it, beside the
 same-bytes copy and a one-element kernel (the graph's floor per launch).
 With --once each case runs once, outside any graph, for ncu to give each
 kernel's own duration without the launch around it:
@@ -19,6 +20,7 @@ import bench  # noqa: E402
 import tune  # noqa: E402
 
 import fnk  # noqa: E402  (bench puts python/ on the path)
+from fnk import schedules  # noqa: E402
 
 
 def main():
@@ -34,30 +36,33 @@ def main():
     M, N = a.m, 8192
     x, w, dy, dx, rstd, ref = tune.rms_bwd_inputs(M, N)
     y = torch.empty_like(x)
-    part = torch.empty(sms, N, device="cuda")
+    # The forward and the backward's row kernel as fnk.torch launches them.
+    fl, bl = schedules.rms_fwd(N, sms), schedules.rms_bwd(N, m=M, sms=sms)
+    part = torch.empty(schedules.partial_rows(M, sms, bl), N, device="cuda")
+    gpart = torch.empty(sms, N, device="cuda")
     dw = torch.empty(N, device="cuda", dtype=x.dtype)
     count = torch.zeros(2, device="cuda", dtype=torch.int32)
     one, one_out = torch.ones(1, device="cuda"), torch.empty(1, device="cuda")
 
     def fwd():
-        rms.rmsnorm_fwd(x, w, y, rstd, eps=1e-6, BLOCK_N=N, WARPS=16)
+        getattr(rms, fl.kernel)(x, w, y, rstd, eps=1e-6, **fl.consts)
 
     def rows():
-        rms.rmsnorm_bwd(x, w, dy, rstd, dx, part, BLOCK_N=N, WARPS=16, L2=0)
+        getattr(rms, bl.kernel)(x, w, dy, rstd, dx, part, **bl.consts)
 
     def dws():
         rms.rmsnorm_bwd_dw(part, dw)
 
     def gridsync():
-        var.rms_bwd_gridsync(x, w, dy, rstd, dx, dw, part, count, BLOCK_N=N, WARPS=16, BLOCK_P=256)
+        var.rms_bwd_gridsync(x, w, dy, rstd, dx, dw, gpart, count, BLOCK_N=N, WARPS=16, BLOCK_P=256)
 
     cases = [
         ("one-element add (a launch's floor)", lambda: torch.add(one, one, out=one_out)),
         ("copy: torch.add x + dy -> dx", lambda: torch.add(x, dy, out=dx)),
         ("copy: mul, then add (as the bench)", lambda: (torch.mul(x, 1.0, out=y), torch.add(x, dy, out=dx))),
         ("copy: mul alone", lambda: torch.mul(x, 1.0, out=y)),
-        ("fnk forward (rmsnorm_fwd)", fwd),
-        ("fnk row kernel alone", rows),
+        (f"fnk forward ({fl.kernel})", fwd),
+        (f"fnk row kernel alone ({bl.kernel})", rows),
         ("fnk dw kernel alone", dws),
         ("fnk row + dw", lambda: (rows(), dws())),
         ("fnk forward + row + dw", lambda: (fwd(), rows(), dws())),
@@ -74,8 +79,8 @@ def main():
     for name, fn in cases:
         times[name] = bench.time_graph(fn, a.reps)
         print(f"  {name:40} {times[name]:8.2f} us", flush=True)
-    fb = times["fnk forward + row + dw"] - times["fnk forward (rmsnorm_fwd)"]
-    fg = times["fnk forward + gridsync"] - times["fnk forward (rmsnorm_fwd)"]
+    fb = times["fnk forward + row + dw"] - times[cases[4][0]]
+    fg = times["fnk forward + gridsync"] - times[cases[4][0]]
     cp = times["copy: mul, then add (as the bench)"] - times["copy: mul alone"]
     print(f"backward as the bench takes it: two kernels {fb:.2f} us, gridsync {fg:.2f} us, copy {cp:.2f} us "
           f"(ratios {cp / fb:.3f}, {cp / fg:.3f})")

@@ -475,15 +475,19 @@ def short_bwd_cases(rms, ln, sms):
 
 def rows_variant_cases(rms, var, sms):
     """rmsnorm_bwd_rows ([ROWS, N] tiles) against rmsnorm_bwd, which walks one row at a time."""
-    # The whole 2048x8192 backward (dx and dw): rmsnorm_bwd and rmsnorm_bwd_dw (fnk.torch's two kernels)
-    # against one kernel whose CTAs meet at a grid-wide barrier (wait_ge) and then sum the partial rows.
+    # The whole 2048x8192 backward (dx and dw): two kernels (the rows, then rmsnorm_bwd_dw), with the rows as
+    # fnk.torch runs them (rmsnorm_bwd_split over clusters of two since backend v16) and by the row kernel before
+    # it, against one kernel whose CTAs meet at a grid-wide barrier (wait_ge) and then sum the partial rows.
     x, w, dy, dx, rstd, ref = rms_bwd_inputs(2048, 8192)
     wl, nbytes = "RMSNorm bwd 2048x8192 (dx, dw)", 3 * 2048 * 8192 * 2
     dw = torch.empty(8192, device=DEV, dtype=x.dtype)
     ref_dw = (dy.float() * x.float() * rstd[:, None]).sum(0)
     CHECKS[wl] = lambda: max(rel_err(dx, ref), rel_err(dw, ref_dw))
     part = torch.empty(sms, 8192, device=DEV)
-    yield (wl, f"two kernels P={sms} WARPS=16", nbytes,
+    yield (wl, f"two kernels split CLUSTER=2 BLOCK_N=4096 WARPS=8 P={sms}", nbytes,
+           lambda part=part: (rms.rmsnorm_bwd_split(x, w, dy, rstd, dx, part, BLOCK_N=4096, CLUSTER=2, WARPS=8, L2=2),
+                              rms.rmsnorm_bwd_dw(part, dw)))
+    yield (wl, f"two kernels row P={sms} WARPS=16", nbytes,
            lambda part=part: (rms.rmsnorm_bwd(x, w, dy, rstd, dx, part, BLOCK_N=8192, WARPS=16, L2=0),
                               rms.rmsnorm_bwd_dw(part, dw)))
     count = torch.zeros(2, device=DEV, dtype=torch.int32)  # the kernel leaves it at zero
@@ -516,7 +520,8 @@ def rows_variant_cases(rms, var, sms):
                        lambda x=x, w=w, dy=dy, rstd=rstd, dx=dx, part=part, wp=wp, pf=pf:
                        var.rms_bwd_pf(x, w, dy, rstd, dx, part, WARPS=wp, PF=pf))
         if N == 8192:  # split over a cluster: more rows in flight per SM
-            for c, bn, wp, per_sm in ((2, 4096, 8, 1), (2, 4096, 8, 2), (2, 4096, 16, 1), (4, 2048, 8, 2), (4, 2048, 4, 4)):
+            # (2, 4096, 8, 2), fnk.torch's since backend v16, is timed with its neighbours in split2_variant_cases.
+            for c, bn, wp, per_sm in ((2, 4096, 8, 1), (2, 4096, 16, 1), (4, 2048, 8, 2), (4, 2048, 4, 4)):
                 part = torch.empty(max(1, per_sm * sms // c), N, device=DEV)
                 yield (wl, f"split CLUSTER={c} BLOCK_N={bn} WARPS={wp} P={part.shape[0]}", nbytes,
                        lambda x=x, w=w, dy=dy, rstd=rstd, dx=dx, part=part, c=c, bn=bn, wp=wp:
@@ -530,11 +535,11 @@ def rows_variant_cases(rms, var, sms):
 
 def split2_variant_cases(rms, sms):
     """8192-column rows over clusters of two 4096-column CTAs, two CTAs per SM
-    (rmsnorm_bwd_split), against the stdlib row kernel fnk.torch launches
-    (one 16-warp CTA per SM, L2 = 0 below 32 rows per CTA): at 2048x8192
-    31.6 against 33.3-34.1 us (session 16), 2-3.4 us of the 6 that the
-    30 us target needs. Walk lengths around the short-walk rule, and L2
-    distances, CTAs per SM and warps around that one point."""
+    (rmsnorm_bwd_split, fnk.torch's choice since backend v16), against the
+    row kernel fnk.torch launched before (one 16-warp CTA per SM, L2 = 0
+    below 32 rows per CTA): at 2048x8192 31.6 against 33.3-34.1 us. Walk
+    lengths around the short-walk rule, and L2 distances, CTAs per SM and
+    warps around that one point."""
     N = 8192
     for M in (2048, 4096, 32768):
         x, w, dy, dx, rstd, ref = rms_bwd_inputs(M, N)
