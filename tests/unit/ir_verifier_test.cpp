@@ -277,6 +277,13 @@ TEST(IRVerifier, WaitGeOnOneElementOfAGlobalIntTensor) {
       {"  gpu.wait_ge %c, %3, %4\n", "13:3: gpu.wait_ge value i64 must be a scalar i32"},
       {"  gpu.wait_ge %c, %3\n", "13:3: gpu.wait_ge of tensor<i32>[N] expects 3 operands (memory, indices, value), got 2"},
   });
+  // Not in a clustered kernel: its CTAs run as one grid at once.
+  std::string clustered = head;
+  clustered.replace(clustered.find(")\nlaunch"), 1, ") {cluster = [2, 1, 1]}");
+  auto r = check(clustered + "  gpu.wait_ge %c, %3, %n\n  func.return\n}\n");
+  EXPECT_FALSE(r->ok);
+  EXPECT_NE(r->errors().find("13:3: gpu.wait_ge in a kernel launched in clusters of 2 CTAs"), std::string::npos)
+      << r->errors();
 }
 
 TEST(IRVerifier, CopyAsyncFromATensorIntoSharedMemory) {
