@@ -284,8 +284,7 @@ def lang_cases(rng):
                {}, {"G": cdiv(n, 256)})
     # The short backward in one kernel (bench/variants.fnk): rows, a grid-wide barrier, the partial rows summed;
     # P = 5 with ragged rows and a partial last column block, P = 16 over whole 8192-wide rows (all 16 partial
-    # rows in one masked 256-row load). Its own
-    # generator, so the cases after it keep their inputs.
+    # rows in one masked 256-row load). Its own generator, so the cases after it keep their inputs.
     g = np.random.default_rng(77)
     for m, n, p, bn, wp, bp in ((37, 1000, 5, 1024, 4, 32), (40, 8192, 16, 8192, 16, 256)):
         xg = g.standard_normal((m, n))
