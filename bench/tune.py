@@ -712,6 +712,18 @@ def wide_variant_cases(rms, var, sms):
             yield (bwd, f"split_smem CLUSTER=16 BLOCK_N=16384 WARPS=16 P={p} PF=0 L2=0", 3 * M * N * 2,
                    lambda x=x, w=w, dy=dy, rstd=rstd, dx=dx, part=part:
                    rms.rmsnorm_bwd_split_smem(x, w, dy, rstd, dx, part, BLOCK_N=16384, CLUSTER=16, WARPS=16, PF=0, L2=0))
+        # w's slice in shared memory, its registers spent on the next row's loads (PF = 1 fits: 127 registers).
+        for p, pf, l2 in (((7, 1, 1), (7, 1, 2), (7, 0, 1), (7, 1, 0)) if N > 65536 else ()):
+            part = torch.empty(p, N, device=DEV)
+            yield (bwd, f"split_wsm CLUSTER=16 BLOCK_N=16384 WARPS=16 P={p} PF={pf} L2={l2}", 3 * M * N * 2,
+                   lambda x=x, w=w, dy=dy, rstd=rstd, dx=dx, part=part, pf=pf, l2=l2:
+                   var.rms_bwd_split_wsm(x, w, dy, rstd, dx, part, BLOCK_N=16384, CLUSTER=16, WARPS=16, PF=pf, L2=l2))
+        # ... and dw's update while the row's sum crosses the cluster (FNK_CLUSTER_DEFER=1 defers the wait).
+        for p, pf, l2 in (((7, 1, 0), (7, 1, 1), (7, 0, 1)) if N > 65536 else ()):
+            part = torch.empty(p, N, device=DEV)
+            yield (bwd, f"split_overlap CLUSTER=16 BLOCK_N=16384 WARPS=16 P={p} PF={pf} L2={l2}", 3 * M * N * 2,
+                   lambda x=x, w=w, dy=dy, rstd=rstd, dx=dx, part=part, pf=pf, l2=l2:
+                   var.rms_bwd_split_overlap(x, w, dy, rstd, dx, part, BLOCK_N=16384, CLUSTER=16, WARPS=16, PF=pf, L2=l2))
         # The bulk ring pipelined by hand around the cluster reduction (the next row's partial dot before
         # this row's dx): with FNK_CLUSTER_DEFER=1 the reduction's wait moves to dx (bench/knob_ab.py).
         for c, bn, wp, p, st in (((16, 16384, 16, 7, 2), (16, 16384, 32, 7, 2)) if N > 65536 else
