@@ -673,14 +673,15 @@ def wide_variant_cases(rms, var, sms):
         ref = rms_dx_ref(x, w, dy, rstd)
         CHECKS[bwd] = lambda dx=dx, ref=ref: rel_err(dx, ref)
         bsplits = ((8, 8192, 8), (8, 8192, 16), (4, 16384, 16)) if N <= 65536 else ((16, 16384, 16), (16, 16384, 32))
-        # dw in shared memory, w read in the loop (the stdlib's kernel for 16384-wide slices)
+        # dw and w in shared memory (the stdlib's kernel for 16384-wide slices), the next row's loads in
+        # registers (PF = 1, the default) or not; the row L2 steps ahead asked into L2 (L2 = 0, the default)
         for c, bn, wp in bsplits if bsplits[0][1] >= 16384 else ():
-            for p, pf in (((7, 0), (14, 0), (21, 0), (28, 0), (42, 0), (49, 0), (56, 0), (7, 1), (14, 1), (28, 1))
-                          if wp == 16 else ((7, 0), (14, 0))):  # 32 warps: 64 registers, 64 bytes spilled
+            for p, pf, l2 in (((7, 1, 0), (14, 1, 0), (28, 1, 0), (7, 1, 1), (7, 1, 2), (7, 0, 1), (14, 0, 1), (49, 0, 1))
+                              if wp == 16 else ((7, 0, 0), (14, 0, 0))):  # 32 warps: 64 registers, spills
                 part = torch.empty(p, N, device=DEV)
-                yield (bwd, f"split_smem CLUSTER={c} BLOCK_N={bn} WARPS={wp} P={part.shape[0]} PF={pf}", 3 * M * N * 2,
-                       lambda x=x, w=w, dy=dy, rstd=rstd, dx=dx, part=part, c=c, bn=bn, wp=wp, pf=pf:
-                       rms.rmsnorm_bwd_split_smem(x, w, dy, rstd, dx, part, BLOCK_N=bn, CLUSTER=c, WARPS=wp, PF=pf))
+                yield (bwd, f"split_smem CLUSTER={c} BLOCK_N={bn} WARPS={wp} P={part.shape[0]} PF={pf} L2={l2}", 3 * M * N * 2,
+                       lambda x=x, w=w, dy=dy, rstd=rstd, dx=dx, part=part, c=c, bn=bn, wp=wp, pf=pf, l2=l2:
+                       rms.rmsnorm_bwd_split_smem(x, w, dy, rstd, dx, part, BLOCK_N=bn, CLUSTER=c, WARPS=wp, PF=pf, L2=l2))
         for p, pf in (((7, 0), (7, 1)) if N > 65536 else ()):  # w loaded with x and dy, the partial before dw's update
             part = torch.empty(p, N, device=DEV)
             yield (bwd, f"split_wfirst CLUSTER=16 BLOCK_N=16384 WARPS=16 P={p} PF={pf}", 3 * M * N * 2,
@@ -705,25 +706,6 @@ def wide_variant_cases(rms, var, sms):
             yield (bwd, f"split_bulk CLUSTER={c} BLOCK_N={bn} WARPS={wp} P={p} S={st}", 3 * M * N * 2,
                    lambda x=x, w=w, dy=dy, rstd=rstd, dx=dx, part=part, c=c, bn=bn, wp=wp, st=st:
                    var.rms_bwd_split_bulk(x, w, dy, rstd, dx, part, BLOCK_N=bn, CLUSTER=c, WARPS=wp, S=st))
-        # split_smem without its L2 request (asked after the row's loads have landed; backend v14). With the next
-        # row's register loads issued before the reduction too (PF = 1, L2 = 2, 3): 690-704 us, lost (v15).
-        for p in ((7,) if N > 65536 else ()):
-            part = torch.empty(p, N, device=DEV)
-            yield (bwd, f"split_smem CLUSTER=16 BLOCK_N=16384 WARPS=16 P={p} PF=0 L2=0", 3 * M * N * 2,
-                   lambda x=x, w=w, dy=dy, rstd=rstd, dx=dx, part=part:
-                   rms.rmsnorm_bwd_split_smem(x, w, dy, rstd, dx, part, BLOCK_N=16384, CLUSTER=16, WARPS=16, PF=0, L2=0))
-        # w's slice in shared memory, its registers spent on the next row's loads (PF = 1 fits: 127 registers).
-        for p, pf, l2 in (((7, 1, 1), (7, 1, 2), (7, 0, 1), (7, 1, 0)) if N > 65536 else ()):
-            part = torch.empty(p, N, device=DEV)
-            yield (bwd, f"split_wsm CLUSTER=16 BLOCK_N=16384 WARPS=16 P={p} PF={pf} L2={l2}", 3 * M * N * 2,
-                   lambda x=x, w=w, dy=dy, rstd=rstd, dx=dx, part=part, pf=pf, l2=l2:
-                   var.rms_bwd_split_wsm(x, w, dy, rstd, dx, part, BLOCK_N=16384, CLUSTER=16, WARPS=16, PF=pf, L2=l2))
-        # ... and dw's update while the row's sum crosses the cluster (FNK_CLUSTER_DEFER=1 defers the wait).
-        for p, pf, l2 in (((7, 1, 0), (7, 1, 1), (7, 0, 1)) if N > 65536 else ()):
-            part = torch.empty(p, N, device=DEV)
-            yield (bwd, f"split_overlap CLUSTER=16 BLOCK_N=16384 WARPS=16 P={p} PF={pf} L2={l2}", 3 * M * N * 2,
-                   lambda x=x, w=w, dy=dy, rstd=rstd, dx=dx, part=part, pf=pf, l2=l2:
-                   var.rms_bwd_split_overlap(x, w, dy, rstd, dx, part, BLOCK_N=16384, CLUSTER=16, WARPS=16, PF=pf, L2=l2))
         # The bulk ring pipelined by hand around the cluster reduction (the next row's partial dot before
         # this row's dx): with FNK_CLUSTER_DEFER=1 the reduction's wait moves to dx (bench/knob_ab.py).
         for c, bn, wp, p, st in (((16, 16384, 16, 7, 2), (16, 16384, 32, 7, 2)) if N > 65536 else

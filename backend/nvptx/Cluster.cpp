@@ -15,10 +15,6 @@
 // distributed shared memory (mapa + generic loads) and folds them in rank
 // order, and a second cluster barrier keeps each buffer alive until every
 // peer has read it.
-#include <algorithm>
-#include <unordered_map>
-#include <unordered_set>
-
 #include <llvm/IR/IntrinsicsNVPTX.h>
 
 #include "backend/nvptx/Codegen.h"
@@ -108,8 +104,7 @@ Status Lowerer::lowerCluster(const ir::Operation& op) {
     // and the lanes fold the n values in rank order from warp shuffles, so
     // every thread ends with the same result.
     const ir::Value* result = op.result();
-    const ir::Block* blk = curBlock;
-    auto finish = [this, mbarPhase, accTy, buf, base, n, bytes, kind, accDt, dt, out, result, blk]() mutable {
+    auto finish = [this, mbarPhase, accTy, buf, base, n, bytes, kind, accDt, dt, out, result]() mutable {
       if (mbarPhase.first) mbarWait(mbarPhase.first, mbarPhase.second);
       llvm::Value* lane = b.CreateAnd(tid, i32(31));
       llvm::Value* q = b.CreateSelect(b.CreateICmpULT(lane, i32(n)), lane, i32(0));
@@ -121,7 +116,6 @@ Status Lowerer::lowerCluster(const ir::Operation& op) {
       }
       out.regs[0] = ir::isFloat(dt) ? fromAcc(s, dt) : s;
       tiles[result] = out;
-      if (knob(Knob::ClusterRemat) != 0) rematAfterClusterWait(*blk);
     };
     // FNK_CLUSTER_DEFER=1: the wait and fold at the first op of this block
     // that uses the result (or the block's end), so that the work in between
@@ -247,100 +241,6 @@ void Lowerer::flushFolds(const ir::Block& blk, const ir::Operation* user) {
     pendingFolds.erase(pendingFolds.begin() + static_cast<std::ptrdiff_t>(i));
     finish();
   }
-}
-
-// The norms' split backwards hold a row's x and dy in f32 across the cluster
-// reduction (x for dx, dy * w for dx), 64 registers a thread at 16384 columns
-// over 512 threads, where the loaded bf16 words are 32: the next row's loads
-// then do not fit beside them. Computed again after the wait from the words,
-// only those stay live. LLVM and ptxas would merge the second widening with
-// the first (the same operation on the same word), so it widens opaque
-// copies (a mov with side effects) of them. Cheap ops only: the widening
-// casts, and add, sub, mul, neg, fma, min and max of those and of values that
-// hold no registers of their own (scalars, their broadcasts).
-void Lowerer::rematAfterClusterWait(const ir::Block& blk) {
-  using K = ir::OpKind;
-  auto free = [&](const ir::Value* v) {
-    auto it = tiles.find(v);
-    if (it == tiles.end()) return false;
-    const TV& t = it->second;
-    return t.layout.uniform || std::all_of(t.regs.begin(), t.regs.end(), [&](llvm::Value* r) { return r == t.regs[0]; });
-  };
-  auto is16 = [](ir::DType t) { return t == ir::DType::BF16 || t == ir::DType::F16; };
-  std::unordered_set<const ir::Value*> redo;
-  std::vector<const ir::Operation*> order;
-  for (const auto& op : blk.ops()) {
-    if (op->numResults() != 1 || !tiles.count(op->result()) || free(op->result())) continue;
-    const TV& t = tiles.at(op->result());
-    if (!ir::isFloat(t.dtype) || (is16(t.dtype) && op->kind() != K::Load)) continue;
-    bool ok = false;
-    switch (op->kind()) {
-      case K::Cast: {
-        const ir::Value* src = op->operand(0);
-        ok = redo.count(src) || (tiles.count(src) && is16(tiles.at(src).dtype) && !free(src));
-        break;
-      }
-      case K::Load:  // a 16-bit tile of a shared buffer this block does not write: read again
-        ok = is16(t.dtype) && mems.count(op->operand(0)) && mems.at(op->operand(0)).addrSpace == 3 &&
-             !ir::anyOp(blk, [&](const ir::Operation& o) {
-               return o.kind() != K::Load && o.kind() != K::Prefetch && o.numOperands() > 0 &&
-                      o.operand(0) == op->operand(0);
-             });
-        break;
-      case K::Add: case K::Sub: case K::Mul: case K::Neg: case K::Fma: case K::Min: case K::Max: {
-        bool any = false;
-        ok = true;
-        for (const ir::Value* o : op->operands()) {
-          any |= redo.count(o) != 0;
-          ok &= redo.count(o) || free(o);
-        }
-        ok &= any;
-        break;
-      }
-      default: break;
-    }
-    if (ok) {
-      redo.insert(op->result());
-      order.push_back(op.get());
-    }
-  }
-  // The 16-bit leaves, swapped for opaque copies while the ops are lowered again.
-  std::unordered_map<llvm::Value*, llvm::Value*> copies;  // a loaded vector -> its copy
-  auto opaque = [&](llvm::Value* r) -> llvm::Value* {
-    auto* ex = llvm::dyn_cast<llvm::ExtractElementInst>(r);
-    auto* vt = ex ? llvm::dyn_cast<llvm::FixedVectorType>(ex->getVectorOperand()->getType()) : nullptr;
-    if (!vt || vt->getNumElements() % 2 != 0) {
-      llvm::Value* h = ptx("mov.b16 $0, $1;", "=h,h", b.getInt16Ty(), {b.CreateBitCast(r, b.getInt16Ty())});
-      return b.CreateBitCast(h, r->getType());
-    }
-    llvm::Value*& copy = copies[ex->getVectorOperand()];
-    if (!copy) {
-      const unsigned nw = vt->getNumElements() / 2;
-      auto* wty = llvm::FixedVectorType::get(b.getInt32Ty(), nw);
-      llvm::Value* words = b.CreateBitCast(ex->getVectorOperand(), wty);
-      llvm::Value* fresh = llvm::PoisonValue::get(wty);
-      for (unsigned i = 0; i < nw; ++i) {
-        llvm::Value* w = ptx("mov.b32 $0, $1;", "=r,r", b.getInt32Ty(), {b.CreateExtractElement(words, b.getInt32(i))});
-        fresh = b.CreateInsertElement(fresh, w, b.getInt32(i));
-      }
-      copy = b.CreateBitCast(fresh, vt);
-    }
-    return b.CreateExtractElement(copy, ex->getIndexOperand());
-  };
-  std::vector<std::pair<const ir::Value*, TV>> saved;
-  for (const ir::Operation* op : order) {
-    const ir::Value* src = op->operand(0);
-    if (op->kind() != K::Cast || redo.count(src) ||
-        std::any_of(saved.begin(), saved.end(), [&](const auto& s) { return s.first == src; }))
-      continue;
-    saved.emplace_back(src, tiles.at(src));
-    TV c = tiles.at(src);
-    for (llvm::Value*& r : c.regs) r = opaque(r);
-    tiles[src] = c;
-  }
-  for (const ir::Operation* op : order)
-    if (Status s = lowerOp(*op); !s && error_) error_ = s;
-  for (auto& [v, t] : saved) tiles[v] = std::move(t);
 }
 
 void Lowerer::flushClusterWait() {

@@ -349,11 +349,6 @@ public:
   /// Emits the pending folds of `blk` that `user` (or an op in its regions)
   /// needs; all of them when `user` is null.
   void flushFolds(const ir::Block& blk, const ir::Operation* user);
-  /// After a scalar cluster.reduce's wait: the f32 tiles of `blk` computed so
-  /// far from 16-bit tiles by cheap elementwise ops are computed again, from
-  /// opaque copies of the 16-bit words (Cluster.cpp), so that the packed words
-  /// rather than their f32 values stay live across the wait.
-  void rematAfterClusterWait(const ir::Block& blk);
 
 private:
   std::map<const ir::Value*, BulkState> bulk_;

@@ -561,16 +561,14 @@ def test_cluster_split_rings():
     np.testing.assert_allclose(part.sum(axis=0), ref_dw, rtol=1e-4, atol=1e-4)
 
 
-@pytest.mark.parametrize("kernel,consts", [("rms_bwd_split_l2pipe", {}), ("rms_bwd_split_bulk", {"S": 2}),
-                                           ("rms_bwd_split_wsm", {}), ("rms_bwd_split_overlap", {"L2": 1})])
+@pytest.mark.parametrize("kernel,consts", [("rms_bwd_split_l2pipe", {}), ("rms_bwd_split_bulk", {"S": 2})])
 def test_cluster_split_backward_variants(kernel, consts):
     """bench/variants.fnk's split backwards against NumPy, rows split over a
     cluster of 4, clusters with one row, several rows and none:
     rms_bwd_split_l2pipe (the next row's partial dot between this row's
     cluster push and its sum's use; x and dy read again for dx) and
     rms_bwd_split_bulk (x and dy a row ahead in a two-slot ring of bulk
-    copies, dw in shared memory) and rms_bwd_split_wsm (w and dw in shared
-    memory)."""
+    copies, dw in shared memory)."""
     v = fnk.load(REPO / "bench" / "variants.fnk")
     r = np.random.default_rng(8)
     for M, N, P in ((7, 1000, 3), (2, 300, 3), (5, 1024, 1)):
