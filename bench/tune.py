@@ -412,7 +412,7 @@ def variant_cases():
     yield from short_fwd_cases(rms, ln)
     yield from short_bwd_cases(rms, ln, sms)
     yield from rows_variant_cases(rms, var, sms)
-    yield from split2_variant_cases(rms, var, sms)
+    yield from split2_variant_cases(rms, sms)
     yield from ln_rows_variant_cases(ln, sms)
     yield from wide_variant_cases(rms, var, sms)
     yield from ring_variant_cases(rms, var, sms)
@@ -533,7 +533,7 @@ def rows_variant_cases(rms, var, sms):
                    rms.rmsnorm_bwd_rows(x, w, dy, rstd, dx, part, BLOCK_N=n, ROWS=rows, WARPS=wp))
 
 
-def split2_variant_cases(rms, var, sms):
+def split2_variant_cases(rms, sms):
     """8192-column rows over clusters of two 4096-column CTAs, two CTAs per SM
     (rmsnorm_bwd_split, fnk.torch's choice since backend v16), against the
     row kernel fnk.torch launched before (one 16-warp CTA per SM, L2 = 0
@@ -556,12 +556,6 @@ def split2_variant_cases(rms, var, sms):
             yield (wl, f"split CLUSTER=2 BLOCK_N=4096 WARPS={wp} P={part.shape[0]} L2={l2}", 3 * M * N * 2,
                    lambda x=x, w=w, dy=dy, rstd=rstd, dx=dx, part=part, wp=wp, l2=l2:
                    rms.rmsnorm_bwd_split(x, w, dy, rstd, dx, part, BLOCK_N=4096, CLUSTER=2, WARPS=wp, L2=l2))
-        # w's slice in shared memory, its registers given to a second row ahead (PF = 2)
-        part = torch.empty(sms, N, device=DEV)
-        for pf, l2 in ((2, 2), (2, 0), (1, 2), (2, 1)):
-            yield (wl, f"split_ws CLUSTER=2 BLOCK_N=4096 WARPS=8 P={sms} PF={pf} L2={l2}", 3 * M * N * 2,
-                   lambda x=x, w=w, dy=dy, rstd=rstd, dx=dx, part=part, pf=pf, l2=l2:
-                   var.rms_bwd_split_ws(x, w, dy, rstd, dx, part, BLOCK_N=4096, CLUSTER=2, WARPS=8, PF=pf, L2=l2))
         del x, dy, dx
 
 
