@@ -35,6 +35,7 @@ enum class Knob {
   ClusterDefer,        // FNK_CLUSTER_DEFER: a scalar cluster.reduce's wait and fold at the first use of its result
   TreeFold,            // FNK_TREE_FOLD (default 1): a row's warp partials folded pairwise, 0: one after another
   Pdl,                 // FNK_PDL: programmatic dependent launch (nvptx::kPdlSymbol)
+  NoSwizzle,           // FNK_NO_SWIZZLE: shared buffers of 4-byte elements in the plain layout
 };
 /// The knob's variable as an integer (a non-numeric text counts as 1), or
 /// `dflt` when it is unset or empty.

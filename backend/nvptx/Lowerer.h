@@ -52,6 +52,9 @@ struct Mem {
   std::vector<llvm::Value*> strides;    // i64, row-major
   ir::DType dtype = ir::DType::F32;
   unsigned addrSpace = 1;
+  /// A shared buffer of 4-byte elements whose 16-byte pieces are swizzled
+  /// (Lowerer::elemPtr): element offset e lives at e ^ ((e >> 3) & 4).
+  bool swizzle = false;
 };
 
 /// Along the innermost axis, a value's elements come in runs of `contig`
@@ -251,6 +254,8 @@ public:
   AxisInfo axisInfo(const ir::Value* v, int depth = 0);
 
   // --- memory (Memory.cpp) ------------------------------------------------------
+  /// The address of element offset `off` (i64) of `m`, swizzled where m is.
+  llvm::Value* elemPtr(const Mem& m, llvm::Type* ty, llvm::Value* off);
   Status lowerLoad(const ir::Operation& op);
   Status lowerStore(const ir::Operation& op);
   Status lowerPrefetch(const ir::Operation& op);

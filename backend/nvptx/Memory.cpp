@@ -7,10 +7,11 @@
 // checked at run time once for the whole access (every chunk valid, every
 // address aligned: all C vector accesses in one block); when it fails, per
 // chunk, with per-element accesses as the chunk's fallback.
+#include <algorithm>
 #include <functional>
 #include <numeric>
 
-
+#include "backend/nvptx/Codegen.h"
 #include "backend/nvptx/Lowerer.h"
 
 namespace fnk::nvptx::detail {
@@ -164,7 +165,16 @@ static bool vectorizable(Lowerer& L, const ir::Operation& op, size_t rank, const
 struct ChunkPlan {
   int64_t piece = 0, perPiece = 0, chunks = 0;  // bytes per vector access, elements per access, chunks
   llvm::FixedVectorType* vty = nullptr;
-  std::vector<llvm::Value*> ok, addr;
+  std::vector<llvm::Value*> ok, addr, off;  // per chunk: valid, its first element's address and offset
+  const Mem* mem = nullptr;
+  llvm::Type* ty = nullptr;
+  /// The address of vector access p of chunk c (each swizzled on its own:
+  /// the swizzle keeps a 16-byte piece whole, not a chunk).
+  llvm::Value* piecePtr(Lowerer& L, int64_t c, int64_t p) const {
+    if (p == 0) return addr[c];
+    if (!mem->swizzle) return L.b.CreateGEP(ty, addr[c], L.i64(p * perPiece));
+    return L.elemPtr(*mem, ty, L.b.CreateAdd(off[c], L.i64(p * perPiece)));
+  }
   llvm::Value* allOk = nullptr;
   llvm::Value* addrBits = nullptr;
 
@@ -197,6 +207,9 @@ static ChunkPlan planChunks(Lowerer& L, const Access& a, const ir::TileLayout& l
   p.vty = llvm::FixedVectorType::get(ty, static_cast<unsigned>(p.perPiece));
   p.ok.resize(static_cast<size_t>(p.chunks));
   p.addr.resize(static_cast<size_t>(p.chunks));
+  p.off.resize(static_cast<size_t>(p.chunks));
+  p.mem = a.mem;
+  p.ty = ty;
   for (int64_t c = 0; c < p.chunks; ++c) {
     size_t r0 = static_cast<size_t>(c * V), r1 = r0 + V - 1;
     llvm::Value *valid, *off, *validLast, *offLast;
@@ -206,7 +219,8 @@ static ChunkPlan planChunks(Lowerer& L, const Access& a, const ir::TileLayout& l
     if (a.mask && !a.mask->layout.uniform)
       for (size_t r = r0; r <= r1; ++r) valid = L.andAll(valid, a.mask->regs[r]);
     else if (a.mask) valid = L.andAll(valid, a.mask->regs[0]);
-    p.addr[c] = b.CreateGEP(ty, a.mem->base, off);
+    p.addr[c] = L.elemPtr(*a.mem, ty, off);
+    p.off[c] = off;
     p.ok[c] = valid;
     p.allOk = L.andAll(p.allOk, valid);
     llvm::Value* bits = b.CreatePtrToInt(p.addr[c], b.getInt64Ty());
@@ -288,7 +302,7 @@ llvm::Value* Lowerer::guardedLoad(const Mem& m, ir::DType dt, llvm::Value* valid
   llvm::BasicBlock* done = llvm::BasicBlock::Create(ctx, "ld.done", kernel);
   b.CreateCondBr(valid ? valid : b.getTrue(), ld, done);
   b.SetInsertPoint(ld);
-  llvm::Value* v = b.CreateAlignedLoad(ty, b.CreateGEP(ty, m.base, offset), llvm::Align(bytes));
+  llvm::Value* v = b.CreateAlignedLoad(ty, elemPtr(m, ty, offset), llvm::Align(bytes));
   if (dt == ir::DType::I1) v = b.CreateICmpNE(v, b.getInt8(0));
   b.CreateBr(done);
   b.SetInsertPoint(done);
@@ -336,7 +350,7 @@ TV Lowerer::loadAt(const ir::Operation& op, const std::vector<int64_t>& shape) {
     auto vectorChunk = [&](int64_t c) {
       std::vector<llvm::Value*> vecs;
       for (int64_t p = 0; p < pieces; ++p) {
-        llvm::Value* pa = b.CreateGEP(ty, plan.addr[c], i64(p * plan.perPiece));
+        llvm::Value* pa = plan.piecePtr(*this, c, p);
         vecs.push_back(b.CreateAlignedLoad(plan.vty, pa, llvm::Align(plan.piece)));
       }
       return vecs;
@@ -388,7 +402,7 @@ Status Lowerer::lowerStore(const ir::Operation& op) {
     elementAt(*this, a, lay, r, valid, off, k, lastBase);
     valid = andAll(valid, only0);
     llvm::Value* v = memVal(r);
-    emitIf(valid, [&] { b.CreateAlignedStore(v, b.CreateGEP(ty, mem.base, off), llvm::Align(bytes)); });
+    emitIf(valid, [&] { b.CreateAlignedStore(v, elemPtr(mem, ty, off), llvm::Align(bytes)); });
   };
   const bool vec = !lay.uniform && V > 1 && rank > 0 && mem.dtype != ir::DType::I1 &&
                    vectorizable(*this, op, rank, shape, V);
@@ -403,7 +417,7 @@ Status Lowerer::lowerStore(const ir::Operation& op) {
       llvm::Value* vv = llvm::PoisonValue::get(plan.vty);
       for (int64_t k = 0; k < plan.perPiece; ++k)
         vv = b.CreateInsertElement(vv, memVal(r0 + p * plan.perPiece + k), static_cast<uint64_t>(k));
-      b.CreateAlignedStore(vv, b.CreateGEP(ty, plan.addr[c], i64(p * plan.perPiece)), llvm::Align(plan.piece));
+      b.CreateAlignedStore(vv, plan.piecePtr(*this, c, p), llvm::Align(plan.piece));
     }
     return std::vector<llvm::Value*>{};
   };
@@ -467,7 +481,7 @@ static void copyElement(Lowerer& L, const Access& ad, const Access& as, const ir
   elementAt(L, ad, lay, r, dValid, dOff, k, dBase);
   elementAt(L, as, lay, r, sValid, sOff, k, sBase);
   llvm::Value* v = L.guardedLoad(*as.mem, as.mem->dtype, sValid, sOff, llvm::Constant::getNullValue(ty));
-  L.emitIf(dValid, [&] { b.CreateAlignedStore(v, b.CreateGEP(ty, ad.mem->base, dOff), align); });
+  L.emitIf(dValid, [&] { b.CreateAlignedStore(v, L.elemPtr(*ad.mem, ty, dOff), align); });
 }
 
 // The two sides of a copy (tile.copy_async, tile.copy_bulk: a shared
@@ -524,8 +538,8 @@ Status Lowerer::lowerCopyAsync(const ir::Operation& op) {
                            std::to_string(plan.piece) + ";";
     auto vectorChunk = [&](int64_t c) {
       for (int64_t p = 0; p < V / plan.perPiece; ++p) {
-        llvm::Value* d = sharedAddr(b.CreateGEP(ty, dplan.addr[c], i64(p * plan.perPiece)));
-        llvm::Value* s = b.CreateGEP(ty, plan.addr[c], i64(p * plan.perPiece));
+        llvm::Value* d = sharedAddr(dplan.piecePtr(*this, c, p));
+        llvm::Value* s = plan.piecePtr(*this, c, p);
         ptx(cp, "r,l,~{memory}", b.getVoidTy(), {d, s}, true);
       }
       return std::vector<llvm::Value*>{};
@@ -868,7 +882,7 @@ Status Lowerer::lowerWaitGe(const ir::Operation& op) {
   elementAddress(*this, a, 0, valid, off);
   trapUnless(*this, valid);
   llvm::Value* want = tile(op.operand(static_cast<unsigned>(1 + rank))).regs[0];
-  llvm::Value* addr = b.CreateGEP(b.getInt32Ty(), mem.base, off);
+  llvm::Value* addr = elemPtr(mem, b.getInt32Ty(), off);
   emitIf(b.CreateICmpEQ(tid, i32(0)), [&] {
     llvm::BasicBlock* pre = b.GetInsertBlock();
     llvm::BasicBlock* look = llvm::BasicBlock::Create(ctx, "wait.look", kernel);
@@ -901,7 +915,7 @@ static llvm::Value* atomicAdd(Lowerer& L, const Mem& mem, llvm::Value* off, llvm
   llvm::Type* ty = L.memType(mem.dtype);
   const auto align = llvm::Align(L.mod.getDataLayout().getTypeAllocSize(ty));
   return L.b.CreateAtomicRMW(ir::isFloat(mem.dtype) ? llvm::AtomicRMWInst::FAdd : llvm::AtomicRMWInst::Add,
-                             L.b.CreateGEP(ty, mem.base, off), v, align, llvm::AtomicOrdering::Monotonic);
+                             L.elemPtr(mem, ty, off), v, align, llvm::AtomicOrdering::Monotonic);
 }
 
 // An f32 atomic add whose old values nobody reads, to global memory along
@@ -919,7 +933,7 @@ static void emitVectorRed(Lowerer& L, const Access& a, const TV& val) {
   const std::string cons = plan.perPiece == 4 ? "l,f,f,f,f,~{memory}" : "l,f,f,~{memory}";
   auto vectorChunk = [&](int64_t c) {
     for (int64_t p = 0; p < V / plan.perPiece; ++p) {
-      std::vector<llvm::Value*> args{b.CreateGEP(f32, plan.addr[c], L.i64(p * plan.perPiece))};
+      std::vector<llvm::Value*> args{plan.piecePtr(L, c, p)};
       for (int64_t k = 0; k < plan.perPiece; ++k) args.push_back(val.regs[static_cast<size_t>(c * V + p * plan.perPiece + k)]);
       L.ptx("red.relaxed.gpu.global.add." + vec + ".f32 [$0], " + regs + ";", cons, b.getVoidTy(), args, true);
     }
@@ -1045,9 +1059,25 @@ Status Lowerer::lowerLaneStore(const ir::Operation& op, const Mem& mem) {
     rematLoads_ = false;
     if (!v) return fail(op, "internal error: a store of lane-held row totals could not be recomputed");
     if (mem.dtype == ir::DType::I1) v = b.CreateZExt(v, ty);
-    emitIf(valid, [&] { b.CreateAlignedStore(v, b.CreateGEP(ty, mem.base, off), align); });
+    emitIf(valid, [&] { b.CreateAlignedStore(v, elemPtr(mem, ty, off), align); });
   }
   return Status::ok();
+}
+
+// A shared buffer of 4-byte elements is read and written in 16-byte pieces,
+// and where each thread holds 8 consecutive elements (the layout of a tile
+// that also meets 16-bit loads: rmsnorm_bwd_split_smem's f32 dw beside its
+// bf16 rows) thread t's pieces start 32t bytes apart, so the eight threads of
+// a quarter-warp phase hit each bank twice: twice the wavefronts of the ideal
+// (ncu, 1024x262144 backward, backend v16). The swizzle flips a piece's 16-byte
+// bit when its 128-byte bit is set, which spreads those eight pieces over all
+// 32 banks, and within any 128 bytes only permutes whole pieces, so the
+// layouts that were conflict-free stay so. Buffers that bulk or asynchronous
+// copies fill or drain keep the plain layout (the copies move runs of bytes).
+// FNK_NO_SWIZZLE=1 leaves every buffer plain.
+llvm::Value* Lowerer::elemPtr(const Mem& m, llvm::Type* ty, llvm::Value* off) {
+  if (m.swizzle) off = b.CreateXor(off, b.CreateAnd(b.CreateLShr(off, i64(3)), i64(4)));
+  return b.CreateGEP(ty, m.base, off);
 }
 
 Status Lowerer::lowerSharedAlloc(const ir::Operation& op) {
@@ -1061,6 +1091,13 @@ Status Lowerer::lowerSharedAlloc(const ir::Operation& op) {
   m.base = g;
   m.dtype = t.dtype;
   m.addrSpace = 3;
+  const ir::Value* buf = op.result();
+  m.swizzle = knob(Knob::NoSwizzle) == 0 && mod.getDataLayout().getTypeAllocSize(ty) == 4 &&
+              !ir::anyOp(fn.body.front(), [&](const ir::Operation& o) {
+                const bool copies = o.kind() == ir::OpKind::CopyAsync || o.kind() == ir::OpKind::CopyBulk ||
+                                    o.kind() == ir::OpKind::StoreBulk;
+                return copies && std::find(o.operands().begin(), o.operands().end(), buf) != o.operands().end();
+              });
   for (int64_t d : t.shape) m.dims.push_back(i64(d));
   m.strides.resize(t.shape.size());
   int64_t s = 1;
