@@ -463,7 +463,7 @@ Status Lowerer::lowerPrefetch(const ir::Operation& op) {
   for (size_t r = 0; r < static_cast<size_t>(lay.perThread()); ++r) {
     llvm::Value *valid, *off;
     elementAt(*this, a, lay, r, valid, off);
-    emitIf(andAll(valid, only0), [&] { hint(b.CreateGEP(ty, mem.base, off)); });
+    emitIf(andAll(valid, only0), [&] { hint(elemPtr(mem, ty, off)); });
   }
   return Status::ok();
 }
