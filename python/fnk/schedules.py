@@ -124,9 +124,8 @@ def rms_bwd(n, resident=None, m=None, sms=132):
     620 us; 580 since the kernel updates dw before its cluster reduction,
     backend v8; 556 since it loads w once, v11; 458 since w's slice sits in
     shared memory and the next row's loads take its registers, and 393 with
-    the lowering's swizzle of shared f32 buffers, v17). One CTA
-    per SM for the row
-    kernel (1, 2 and 4 per SM ran within 1% at 32768x8192; more only add
+    the lowering's swizzle of shared f32 buffers, v17). One CTA per SM for
+    the row kernel (1, 2 and 4 per SM ran within 1% at 32768x8192; more only add
     partial rows). The row kernel asks L2 for the row two steps ahead
     (rmsnorm_bwd's L2 = 2: 32768x8192 395.6 -> 392.2 us) unless its CTAs
     walk fewer than 32 rows each (m rows over sms CTAs): 2048x8192, 15-16
