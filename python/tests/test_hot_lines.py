@@ -51,11 +51,34 @@ def test_not_a_source_page():
         hot_lines.read_lines(csv.reader(io.StringIO(no_samples)))
 
 
+# Two lines of the 1024x262144 backward's page in backend v16 (the
+# wavefront columns as ncu names them; the counts are its own).
+CONFLICTS = '''"Kernel Name","rmsnorm_bwd_split_smem",
+"Address","Source","Warp Stall Sampling (All Samples)","Instructions Executed","L1 Wavefronts Shared","L1 Wavefronts Shared Ideal","stall_short_sb"
+"0x1","      LDS.128 R56, [R92+0x10]","900","262144","2097152","1048576","800"
+"0x2","      LDS.128 R52, [R123+0x12010]","300","262144","1048576","1048576","200"
+"0x3","      FFMA R68, R53, UR39, R60","500","262144","0","0","400"
+'''
+
+
+def test_bank_conflicts():
+    lines = hot_lines.read_lines(csv.reader(io.StringIO(CONFLICTS)))
+    waves, ideal, worst = hot_lines.bank_conflicts(lines)
+    assert (waves, ideal) == (3 * 1048576, 2 * 1048576)
+    assert worst == [(1048576.0, 0, "LDS.128 R56, [R92+0x10]")]  # the conflict-free load is not listed
+    assert hot_lines.bank_conflicts(hot_lines.read_lines(csv.reader(io.StringIO(PAGE)))) is None
+
+
 def test_cli(tmp_path, capsys):
     page = tmp_path / "page.csv"
     page.write_text(PAGE)
     assert hot_lines.main([str(page), "--top", "1"]) == 0
     out = capsys.readouterr().out
     assert "stall samples" in out and "R2UR UR5, R10" in out and "long_sb 15400" in out
+    assert "shared memory" not in out  # the page has no wavefront columns
     assert hot_lines.main([str(tmp_path / "missing.csv")]) == 1
     assert "missing.csv" in capsys.readouterr().err
+    page.write_text(CONFLICTS)
+    assert hot_lines.main([str(page)]) == 0
+    out = capsys.readouterr().out
+    assert "3145728 wavefronts, 2097152 ideal (1.50x)" in out and "1048576 excess  line 0: LDS.128 R56" in out

@@ -11,6 +11,10 @@ so the line before often names what it waits for: the load a widening waits
 on, the barrier after a reduction). Per-kernel counters (stalls.sh) say how
 long warps wait; this says at which instruction, which is how backend v8
 found a uniform-register move waiting on a prefetch (docs/perf-notes.md).
+Then, when the page has ncu's shared-memory wavefront columns, how many
+wavefronts the shared loads and stores took against the ideal and the lines
+with the most excess: how backend v17 found rmsnorm_bwd_split_smem's dw
+accesses conflicting two ways (8 wavefronts per LDS.128 where 4 are ideal).
 """
 import argparse
 import csv
@@ -59,6 +63,20 @@ def summarize(lines, top=10):
     return executed, total, hot
 
 
+WAVEFRONTS = "L1 Wavefronts Shared"
+IDEAL = "L1 Wavefronts Shared Ideal"
+
+
+def bank_conflicts(lines, top=5):
+    """(wavefronts, ideal wavefronts, [(excess, index, source)]) of the shared
+    loads and stores, the lines with excess first; None without the columns."""
+    if not lines or WAVEFRONTS not in lines[0] or IDEAL not in lines[0]:
+        return None
+    rows = [(_num(l[WAVEFRONTS]) - _num(l[IDEAL]), i, l["Source"].strip()) for i, l in enumerate(lines)]
+    worst = sorted((r for r in rows if r[0] > 0), key=lambda r: -r[0])[:top]
+    return sum(_num(l[WAVEFRONTS]) for l in lines), sum(_num(l[IDEAL]) for l in lines), worst
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("csv", help="ncu --page source --print-source sass --csv output")
@@ -66,14 +84,21 @@ def main(argv=None):
     a = ap.parse_args(argv)
     try:
         with open(a.csv, newline="") as f:
-            executed, total, hot = summarize(read_lines(csv.reader(f)), a.top)
+            lines = read_lines(csv.reader(f))
     except (OSError, ValueError) as e:
         print(f"hot_lines: {a.csv}: {e}", file=sys.stderr)
         return 1
+    executed, total, hot = summarize(lines, a.top)
     print(f"{a.csv}: {executed:.0f} warp instructions, {total:.0f} stall samples")
     for share, i, src, why, prev in hot:
         reasons = ", ".join(f"{name} {n:.0f}" for n, name in why)
         print(f"  {100 * share:5.1f}%  line {i}: {src[:60]:60}  [{reasons}]  after: {prev[:40]}")
+    conflicts = bank_conflicts(lines)
+    if conflicts and conflicts[1] > 0:
+        waves, ideal, worst = conflicts
+        print(f"  shared memory: {waves:.0f} wavefronts, {ideal:.0f} ideal ({waves / ideal:.2f}x)")
+        for excess, i, src in worst:
+            print(f"    {excess:12.0f} excess  line {i}: {src[:60]}")
     return 0
 
 
