@@ -682,11 +682,6 @@ def wide_variant_cases(rms, var, sms):
                 yield (bwd, f"split_smem CLUSTER={c} BLOCK_N={bn} WARPS={wp} P={part.shape[0]} PF={pf} L2={l2}", 3 * M * N * 2,
                        lambda x=x, w=w, dy=dy, rstd=rstd, dx=dx, part=part, c=c, bn=bn, wp=wp, pf=pf, l2=l2:
                        rms.rmsnorm_bwd_split_smem(x, w, dy, rstd, dx, part, BLOCK_N=bn, CLUSTER=c, WARPS=wp, PF=pf, L2=l2))
-        for p in ((7, 14) if N > 65536 else ()):  # w's slice in shared memory as f32: no widening per row
-            part = torch.empty(p, N, device=DEV)
-            yield (bwd, f"split_wf32 CLUSTER=16 BLOCK_N=16384 WARPS=16 P={p} PF=1 L2=0", 3 * M * N * 2,
-                   lambda x=x, w=w, dy=dy, rstd=rstd, dx=dx, part=part:
-                   var.rms_bwd_split_wf32(x, w, dy, rstd, dx, part, BLOCK_N=16384, CLUSTER=16, WARPS=16))
         for p, pf in (((7, 0), (7, 1)) if N > 65536 else ()):  # w loaded with x and dy, the partial before dw's update
             part = torch.empty(p, N, device=DEV)
             yield (bwd, f"split_wfirst CLUSTER=16 BLOCK_N=16384 WARPS=16 P={p} PF={pf}", 3 * M * N * 2,
