@@ -521,7 +521,10 @@ TEST(GridTurns, PassesTheTurnOnUntilTheWaitIsMet) {
     turns.begin(0);
     order.push_back("0 looks");
     for (bool fruitless = false; flag < 1; fruitless = true)
-      if (Status s = turns.pass(0, fruitless, [] { return std::string("CTA 0 waits for the flag"); }); !s) waited = s;
+      if (Status s = turns.pass(0, fruitless, [] { return std::string("CTA 0 waits for the flag"); }); !s) {
+        waited = s;  // a wrong deadlock: stop waiting, so the test fails instead of hanging
+        break;
+      }
     order.push_back("0 goes on");
     turns.end(0);
   });
