@@ -1,0 +1,98 @@
+#!/usr/bin/env python3
+"""Where the DiT forward's time goes against its same-bytes copy: in one
+process, torch's copy (the bench's `copy` column), the example's forward as
+the bench launches it, bench/variants.fnk's persistent forward, and two fnk
+copies (the example's schedule with its arithmetic left out, and plain row
+loads and stores), each checked (the forwards against torch in float32, the
+copies exactly). With --once each case runs once outside any graph, for ncu:
+    python3 bench/dit_probe.py [--reps N]
+    ncu --metrics gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum \
+        python3 bench/dit_probe.py --once
+"""
+import argparse
+import sys
+from pathlib import Path
+
+import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import bench  # noqa: E402
+import tune  # noqa: E402
+
+import fnk  # noqa: E402  (bench puts python/ on the path)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--reps", type=int, default=50)
+    ap.add_argument("--once", action="store_true", help="each case once, no timing (for ncu)")
+    ap.add_argument("--only", action="append", default=[], help="cases whose name contains this (repeatable)")
+    a = ap.parse_args()
+    print(bench.device_id(), flush=True)
+    dit = fnk.load(bench.REPO / "examples" / "dit_modulate.fnk")
+    var = fnk.load(bench.REPO / "bench" / "variants.fnk")
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    B, S, H = 56, 1024, 1024
+    t = tune.dit_tensors(B, S, H)
+    x, w, b, scale, shift, y, mean, rstd = t
+    F = torch.nn.functional
+    ref = F.layer_norm(x.float(), (H,), w.float(), b.float(), 1e-6) * (1 + scale.float()[:, None, :]) \
+        + shift.float()[:, None, :]
+    x2, y2 = x.view(B * S, H), y.view(B * S, H)
+
+    def fwd(**c):
+        return lambda: dit.dit_modulate_fwd(*t, eps=1e-6, **c), lambda: tune.rel_err(y, ref)
+
+    def persist(**c):
+        return lambda: var.dit_fwd_persist(*t, eps=1e-6, **c), lambda: tune.rel_err(y, ref)
+
+    def copied():
+        return float((y != x).sum())  # a copy must match exactly
+
+    cases = [
+        ("torch copy (mul by 1)", lambda: torch.mul(x, 1.0, out=y), copied),
+        ("example SB=256 L2=6*SMs (the bench)", *fwd(SB=256, L2=6 * sms)),
+        ("example SB=256 L2=0", *fwd(SB=256)),
+    ]
+    for p_sm, st, ctas in ((16, 3, 16), (16, 4, 16), (12, 3, 12), (12, 4, 12), (8, 4, 12)):
+        for sb in (256, 128):
+            cases.append((f"persist SB={sb} P={p_sm}*SMs STAGES={st} CTAS={ctas}",
+                          *persist(SB=sb, P=p_sm * sms, STAGES=st, CTAS=ctas)))
+    for k, sb2, l2 in ((2, 1024, 0), (4, 1024, 0), (8, 1024, 0), (4, 512, 0), (8, 512, 0), (16, 512, 0),
+                       (2, 1024, 6), (4, 1024, 6), (8, 1024, 6), (8, 512, 6), (16, 512, 6)):
+        cases.append((f"tail K={k} SB2={sb2} L2={l2}*SMs",
+                      lambda k=k, sb2=sb2, l2=l2: var.dit_fwd_tail(*t, eps=1e-6, SB=256, SB2=sb2, K=k, L2=l2 * sms),
+                      lambda: tune.rel_err(y, ref)))
+    for rows, wp, ctas in ((8, 8, 2), (8, 8, 3), (4, 4, 4), (4, 4, 6), (2, 2, 8), (16, 16, 1), (8, 4, 4), (16, 8, 2)):
+        cases.append((f"short ROWS={rows} WARPS={wp} CTAS={ctas}",
+                      lambda rows=rows, wp=wp, ctas=ctas: var.dit_fwd_short(*t, eps=1e-6, ROWS=rows, WARPS=wp, CTAS=ctas),
+                      lambda: tune.rel_err(y, ref)))
+    for sb, st in ((256, 3), (256, 4), (128, 3)):
+        cases.append((f"fnk copy_staged SB={sb} STAGES={st}",
+                      lambda sb=sb, st=st: var.copy_staged(x, y, SB=sb, STAGES=st), copied))
+    for p, wp in ((16 * sms, 1), (8 * sms, 2), (4 * sms, 4), (32 * sms, 1), (B * S // 4, 1), (B * S, 1)):
+        cases.append((f"fnk copy_rows P={p} WARPS={wp}",
+                      lambda p=p, wp=wp: var.copy_rows(x2, y2, P=p, WARPS=wp), copied))
+    if a.only:
+        cases = [c for c in cases if any(o in c[0] for o in a.only)]
+    bad = 0
+    for name, fn, check in cases:
+        y.fill_(float("nan"))
+        if a.once:
+            print(f"  {name}", flush=True)
+            fn()
+            torch.cuda.synchronize()
+            continue
+        us = bench.time_graph(fn, a.reps)
+        y.fill_(float("nan"))
+        fn()
+        err = check()
+        ok = err <= tune.TOLERANCE
+        bad += not ok
+        print(f"  {name:44} {us:8.2f} us  {2 * x.numel() * 2 / us / 1e3:6.0f} GB/s  err {err:.3g}"
+              f"{'' if ok else '  MISMATCH'}", flush=True)
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
