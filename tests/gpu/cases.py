@@ -130,22 +130,6 @@ def dit_cases(rng, B, S, H):
         yield (file, kernel,
                {"x": x, "w": w, "b": b, "scale": scale, "shift": shift}, ["y", "mean", "rstd"], {"eps": 1e-5}, {},
                {"SB": 3, "STAGES": stages, "BLOCK_H": max(256, 1 << (H - 1).bit_length())})
-    # Persistent: P CTAs take the SB x B virtual CTAs in turn, the ring running across their boundaries
-    # (P = 5 does not divide 3 x B; SB = 3 leaves ragged virtual CTAs unless 3 divides S).
-    for p, stages in ((5, 3), (2, 2), (64, 4)):
-        yield ("bench/variants.fnk", "dit_fwd_persist",
-               {"x": x, "w": w, "b": b, "scale": scale, "shift": shift}, ["y", "mean", "rstd"], {"eps": 1e-5}, {},
-               {"SB": 3, "P": p, "STAGES": stages, "BLOCK_H": max(256, 1 << (H - 1).bit_length())})
-    # The last K batches in SB2 CTAs each (one row per CTA at SB2 = S), K = 1 and K past B (every batch short).
-    for k, sb2, l2 in ((1, S, 0), (B + 1, 2, 3)):
-        yield ("bench/variants.fnk", "dit_fwd_tail",
-               {"x": x, "w": w, "b": b, "scale": scale, "shift": shift}, ["y", "mean", "rstd"], {"eps": 1e-5}, {},
-               {"SB": 3, "SB2": sb2, "K": k, "L2": l2, "BLOCK_H": max(256, 1 << (H - 1).bit_length())})
-    # Short CTAs: ROWS rows of a batch each (ragged unless ROWS divides S), a and c through shared memory.
-    for rows, warps in ((4, 4), (2, 1)):
-        yield ("bench/variants.fnk", "dit_fwd_short",
-               {"x": x, "w": w, "b": b, "scale": scale, "shift": shift}, ["y", "mean", "rstd"], {"eps": 1e-5}, {},
-               {"ROWS": rows, "WARPS": warps, "BLOCK_H": max(256, 1 << (H - 1).bit_length())})
     # The copies bench/dit_probe.py times beside the DiT forward.
     yield ("bench/variants.fnk", "copy_staged", {"x": x}, ["y"], {}, {},
            {"SB": 3, "BLOCK_H": max(256, 1 << (H - 1).bit_length())})
@@ -215,7 +199,7 @@ def wide_cases(rng, M, N):
 def wide_dit_cases(rng, B, S, H):
     for c in dit_cases(rng, B, S, H):
         base, consts = c[:6], (c[6] if len(c) > 6 else {})
-        if consts.get("WARPS") == 1 or c[1] in ("dit_fwd_persist", "dit_fwd_tail", "dit_fwd_short", "copy_rows"):
+        if consts.get("WARPS") == 1 or c[1] in ("copy_staged", "copy_rows"):
             continue  # one warp over 4096 columns is 128 elements per lane: not a schedule anyone would run
         if c[1] == "dit_bwd_parts_reduce":
             yield base[:5] + ({"C": cdiv(H, 1024)},) + ({**consts, "BLOCK_N": 1024, "BLOCK_P": 4},)
