@@ -53,11 +53,6 @@ def main():
         ("example SB=256 L2=6*SMs (the bench)", *fwd(SB=256, L2=6 * sms)),
         ("example SB=256 L2=0", *fwd(SB=256)),
     ]
-    for wp, ctas, l2 in ((2, 16, 0), (2, 16, 16), (4, 8, 0), (4, 12, 0), (4, 12, 12), (8, 8, 0), (8, 8, 8), (2, 12, 0),
-                         (1, 16, 0), (1, 16, 16)):
-        cases.append((f"row WARPS={wp} CTAS={ctas} L2={l2}*SMs",
-                      lambda wp=wp, ctas=ctas, l2=l2: var.dit_fwd_row(*t, eps=1e-6, WARPS=wp, CTAS=ctas, L2=l2 * sms),
-                      lambda: tune.rel_err(y, ref)))
     for sb, st in ((256, 3), (256, 4), (128, 3)):
         cases.append((f"fnk copy_staged SB={sb} STAGES={st}",
                       lambda sb=sb, st=st: var.copy_staged(x, y, SB=sb, STAGES=st), copied))

@@ -130,12 +130,6 @@ def dit_cases(rng, B, S, H):
         yield (file, kernel,
                {"x": x, "w": w, "b": b, "scale": scale, "shift": shift}, ["y", "mean", "rstd"], {"eps": 1e-5}, {},
                {"SB": 3, "STAGES": stages, "BLOCK_H": max(256, 1 << (H - 1).bit_length())})
-    # One row per CTA (full rows take the unmasked branch at H = BLOCK_H), the row of the CTA 3 places later
-    # asked into L2 (past the last row: nothing asked).
-    for warps, ctas, l2 in ((2, 16, 3), (1, 16, 0), (4, 8, 0)):
-        yield ("bench/variants.fnk", "dit_fwd_row",
-               {"x": x, "w": w, "b": b, "scale": scale, "shift": shift}, ["y", "mean", "rstd"], {"eps": 1e-5}, {},
-               {"WARPS": warps, "CTAS": ctas, "L2": l2, "BLOCK_H": max(256, 1 << (H - 1).bit_length())})
     # The copies bench/dit_probe.py times beside the DiT forward.
     yield ("bench/variants.fnk", "copy_staged", {"x": x}, ["y"], {}, {},
            {"SB": 3, "BLOCK_H": max(256, 1 << (H - 1).bit_length())})
