@@ -196,7 +196,7 @@ std::pair<llvm::Value*, llvm::Value*> Lowerer::asyncPush(llvm::GlobalVariable* b
 // Every thread waits for the phase `phase` of the mbarrier at `mbar`,
 // spinning on try_wait.parity; with `trapAfter`, it traps after that many
 // tries instead of hanging the GPU on a phase that never completes.
-void Lowerer::mbarWait(llvm::Value* mbar, llvm::Value* phase, int64_t trapAfter) {
+void Lowerer::mbarWait(llvm::Value* mbar, llvm::Value* phase, uint32_t trapAfter) {
   llvm::BasicBlock* pre = b.GetInsertBlock();
   llvm::BasicBlock* wait = llvm::BasicBlock::Create(ctx, "mbar.wait", kernel);
   llvm::BasicBlock* done = llvm::BasicBlock::Create(ctx, "mbar.done", kernel);
@@ -212,17 +212,23 @@ void Lowerer::mbarWait(llvm::Value* mbar, llvm::Value* phase, int64_t trapAfter)
     b.SetInsertPoint(done);
     return;
   }
-  llvm::Value* next = b.CreateAdd(tries, i32(1));
   llvm::BasicBlock* stuck = llvm::BasicBlock::Create(ctx, "mbar.stuck", kernel);
   llvm::BasicBlock* retry = llvm::BasicBlock::Create(ctx, "mbar.retry", kernel);
   b.CreateCondBr(b.CreateICmpNE(ok, i32(0)), done, retry);
+  closeSpinLoop(tries, retry, wait, stuck, trapAfter, /*rolled=*/false);
+  b.SetInsertPoint(done);
+}
+
+void Lowerer::closeSpinLoop(llvm::PHINode* tries, llvm::BasicBlock* retry, llvm::BasicBlock* again,
+                            llvm::BasicBlock* stuck, uint32_t limit, bool rolled) {
   b.SetInsertPoint(retry);
+  llvm::Value* next = b.CreateAdd(tries, i32(1));
   tries->addIncoming(next, retry);
-  b.CreateCondBr(b.CreateICmpULT(next, i32(static_cast<int32_t>(trapAfter))), wait, stuck);
+  llvm::Instruction* back = b.CreateCondBr(b.CreateICmpULT(next, i32(static_cast<int32_t>(limit))), again, stuck);
+  if (rolled) loopHint(back, {llvm::MDString::get(ctx, "llvm.loop.unroll.disable")});
   b.SetInsertPoint(stuck);
   intrinsic(llvm::Intrinsic::trap, {}, {});
   b.CreateUnreachable();
-  b.SetInsertPoint(done);
 }
 
 void Lowerer::flushFolds(const ir::Block& blk, const ir::Operation* user) {

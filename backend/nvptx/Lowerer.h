@@ -341,7 +341,16 @@ public:
                                                   llvm::Value* v, int64_t n);
   /// Every thread waits for phase `phase` of the mbarrier at `mbar` (trapping
   /// after `trapAfter` tries when that is not 0).
-  void mbarWait(llvm::Value* mbar, llvm::Value* phase, int64_t trapAfter = 0);
+  void mbarWait(llvm::Value* mbar, llvm::Value* phase, uint32_t trapAfter = 0);
+  /// Closes a spin loop whose try failed (the bulk copies' and cluster's
+  /// mbarWait, wait_ge's poll): in `retry`, one more try counted on `tries`
+  /// (the phi at the loop's head, `again`), back to `again` while fewer than
+  /// `limit` were made, else to `stuck`, which traps, so that a wait nothing
+  /// ends fails the launch with the kernel's name instead of hanging the GPU.
+  /// `rolled` keeps LLVM from unrolling the loop. The caller creates the
+  /// blocks, so each loop keeps its own block order (and PTX).
+  void closeSpinLoop(llvm::PHINode* tries, llvm::BasicBlock* retry, llvm::BasicBlock* again,
+                     llvm::BasicBlock* stuck, uint32_t limit, bool rolled);
   /// A scalar cluster.reduce whose wait and fold are deferred
   /// (FNK_CLUSTER_DEFER=1) to the first op of its block that uses the result,
   /// or to the block's end; `finish` emits them and binds the result.

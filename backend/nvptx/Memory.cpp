@@ -855,7 +855,7 @@ Status Lowerer::lowerBulkWait(const ir::Operation& op) {
   llvm::Value* bit = b.CreateShl(b.getInt64(1), slot);
   llvm::Value* parity = b.CreateTrunc(b.CreateLShr(bits, slot), b.getInt32Ty());
   parity = b.CreateAnd(parity, i32(1));
-  mbarWait(barAddr(*this, st, slot), parity, /*trapAfter=*/int64_t{1} << 24);
+  mbarWait(barAddr(*this, st, slot), parity, /*trapAfter=*/uint32_t{1} << 24);
   b.CreateStore(b.CreateXor(bits, bit), st.phase);
   return Status::ok();
 }
@@ -896,14 +896,7 @@ Status Lowerer::lowerWaitGe(const ir::Operation& op) {
     llvm::Value* held = ptx("ld.acquire.gpu.global.b32 $0, [$1];", "=r,l,~{memory}", b.getInt32Ty(), {addr}, true);
     llvm::Value* ok = mem.dtype == ir::DType::U32 ? b.CreateICmpUGE(held, want) : b.CreateICmpSGE(held, want);
     b.CreateCondBr(ok, done, retry);
-    b.SetInsertPoint(retry);
-    llvm::Value* next = b.CreateAdd(tries, i32(1));
-    tries->addIncoming(next, retry);
-    loopHint(b.CreateCondBr(b.CreateICmpULT(next, i32(1 << 24)), look, stuck),
-             {llvm::MDString::get(ctx, "llvm.loop.unroll.disable")});
-    b.SetInsertPoint(stuck);
-    intrinsic(llvm::Intrinsic::trap, {}, {});
-    b.CreateUnreachable();
+    closeSpinLoop(tries, retry, look, stuck, uint32_t{1} << 24, /*rolled=*/true);
     b.SetInsertPoint(done);
   });
   barrier();
