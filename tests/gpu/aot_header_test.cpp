@@ -24,7 +24,8 @@
 
 // lang_wait over 1000 elements (4 CTAs of 256 that pass suffix sums down a
 // chain, then meet at a grid-wide barrier), against float64 sums; then the
-// same launch with dims asking for 200000 CTAs, refused before it starts.
+// same launch with dims asking for 200000 CTAs, which the driver refuses
+// before it starts (the cooperative launch: CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE).
 static int waitHeader() {  // 0: passed; 1: failed (CHECK returns 1 too)
   const int64_t N = 1000, G = (N + 255) / 256;
   std::mt19937 rng(7);
