@@ -53,9 +53,6 @@ def main():
         ("example SB=256 L2=6*SMs (the bench)", *fwd(SB=256, L2=6 * sms)),
         ("example SB=256 L2=0", *fwd(SB=256)),
     ]
-    for l2 in (6, 0):
-        cases.append((f"1round SB=256 L2={l2}*SMs", lambda l2=l2: var.dit_fwd_1round(*t, eps=1e-6, SB=256, L2=l2 * sms),
-                      lambda: tune.rel_err(y, ref)))
     for sb, st in ((256, 3), (256, 4), (128, 3)):
         cases.append((f"fnk copy_staged SB={sb} STAGES={st}",
                       lambda sb=sb, st=st: var.copy_staged(x, y, SB=sb, STAGES=st), copied))

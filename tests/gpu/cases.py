@@ -130,11 +130,6 @@ def dit_cases(rng, B, S, H):
         yield (file, kernel,
                {"x": x, "w": w, "b": b, "scale": scale, "shift": shift}, ["y", "mean", "rstd"], {"eps": 1e-5}, {},
                {"SB": 3, "STAGES": stages, "BLOCK_H": max(256, 1 << (H - 1).bit_length())})
-    # The statistics in one round, with and without the L2 request.
-    for l2 in (0, 3):
-        yield ("bench/variants.fnk", "dit_fwd_1round",
-               {"x": x, "w": w, "b": b, "scale": scale, "shift": shift}, ["y", "mean", "rstd"], {"eps": 1e-5}, {},
-               {"SB": 3, "L2": l2, "BLOCK_H": max(256, 1 << (H - 1).bit_length())})
     # The copies bench/dit_probe.py times beside the DiT forward.
     yield ("bench/variants.fnk", "copy_staged", {"x": x}, ["y"], {}, {},
            {"SB": 3, "BLOCK_H": max(256, 1 << (H - 1).bit_length())})
@@ -204,7 +199,7 @@ def wide_cases(rng, M, N):
 def wide_dit_cases(rng, B, S, H):
     for c in dit_cases(rng, B, S, H):
         base, consts = c[:6], (c[6] if len(c) > 6 else {})
-        if consts.get("WARPS") == 1 or c[1] in ("copy_staged", "copy_rows", "dit_fwd_1round"):
+        if consts.get("WARPS") == 1 or c[1] in ("copy_staged", "copy_rows"):
             continue  # one warp over 4096 columns is 128 elements per lane: not a schedule anyone would run
         if c[1] == "dit_bwd_parts_reduce":
             yield base[:5] + ({"C": cdiv(H, 1024)},) + ({**consts, "BLOCK_N": 1024, "BLOCK_P": 4},)
