@@ -342,8 +342,8 @@ public:
   /// Every thread waits for phase `phase` of the mbarrier at `mbar` (trapping
   /// after `trapAfter` tries when that is not 0).
   void mbarWait(llvm::Value* mbar, llvm::Value* phase, uint32_t trapAfter = 0);
-  /// Closes a spin loop whose try failed (the bulk copies' and cluster's
-  /// mbarWait, wait_ge's poll): in `retry`, one more try counted on `tries`
+  /// Closes a spin loop whose try failed (mbarWait with a trap bound, as the
+  /// bulk copies' waits; wait_ge's poll): in `retry`, one more try counted on `tries`
   /// (the phi at the loop's head, `again`), back to `again` while fewer than
   /// `limit` were made, else to `stuck`, which traps, so that a wait nothing
   /// ends fails the launch with the kernel's name instead of hanging the GPU.
