@@ -10,6 +10,8 @@ the example 63.0, its schedule as a copy 61.9, one-row CTAs 59.9 us. With
     python3 bench/dit_probe.py [--reps N]
     ncu --metrics gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum \
         python3 bench/dit_probe.py --once
+and, as the bench's harness leaves the L2 (the flush's dirty lines):
+    ncu --cache-control none ... python3 bench/dit_probe.py --once --flush
 """
 import argparse
 import sys
@@ -28,6 +30,9 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--reps", type=int, default=50)
     ap.add_argument("--once", action="store_true", help="each case once, no timing (for ncu)")
+    ap.add_argument("--flush", action="store_true",
+                    help="with --once: flush L2 as the bench does (a 256 MB memset) just before each case, for ncu "
+                         "--cache-control none")
     ap.add_argument("--only", action="append", default=[], help="cases whose name contains this (repeatable)")
     a = ap.parse_args()
     print(bench.device_id(), flush=True)
@@ -66,6 +71,8 @@ def main():
         y.fill_(float("nan"))
         if a.once:
             print(f"  {name}", flush=True)
+            if a.flush:
+                bench.flush_l2()
             fn()
             torch.cuda.synchronize()
             continue
