@@ -373,8 +373,11 @@ Status Lowerer::run() {
     kernel->addFnAttr("nvvm.cluster_dim", std::to_string(c[0]) + "," + std::to_string(c[1]) + "," + std::to_string(c[2]));
   llvm::BasicBlock* entry = llvm::BasicBlock::Create(ctx, "entry", kernel);
   b.SetInsertPoint(entry);
-  if (knob(Knob::Pdl)) {  // programmatic dependent launch (Abi.h, kPdlSymbol)
-    intrinsic(llvm::Intrinsic::nvvm_griddepcontrol_launch_dependents, {}, {});
+  if (const int64_t pdl = knob(Knob::Pdl)) {  // programmatic dependent launch (Abi.h, kPdlSymbol)
+    // 1: the next kernel may launch as soon as all of this one's CTAs have
+    // started; 2: only as they exit (no early trigger), so its CTAs never
+    // wait beside this one's.
+    if (pdl != 2) intrinsic(llvm::Intrinsic::nvvm_griddepcontrol_launch_dependents, {}, {});
     intrinsic(llvm::Intrinsic::nvvm_griddepcontrol_wait, {}, {});
     auto* flag = new llvm::GlobalVariable(mod, b.getInt32Ty(), true, llvm::GlobalValue::ExternalLinkage, b.getInt32(1),
                                           kPdlSymbol, nullptr, llvm::GlobalValue::NotThreadLocal, 1);
