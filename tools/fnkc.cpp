@@ -36,7 +36,11 @@ options:
   --emit=KIND            ast | ir | ir-raw (before passes) | none (default: none);
                          with the GPU backend also llvm | ptx | cubin | header
                          (one kernel: -k; header: a C/C++ launch header)
-  -O0                    skip the optimization pipeline
+  --arch ARCH            with a GPU --emit: the target, sm_90a (the default and
+                         the only one: clusters, distributed shared memory and
+                         bulk copies are Hopper's)
+  -O0                    skip the optimization pipeline (-O1, -O2, -O3: run it,
+                         the default)
   --pass=NAME            run only the named pass on the input and print the IR
   --print-after=NAME     print the IR after pass NAME
   --time-passes          print the time each pass took
@@ -49,10 +53,13 @@ options:
 )";
 
 struct Options {
-  std::string input, emit = "none", pass, printAfter, output;
+  std::string input, emit = "none", pass, printAfter, output, arch;
   bool timePasses = false, optimize = true, listPasses = false, resourceUsage = false;
   cli::LoadOptions load;
 };
+
+/// The one GPU architecture the backend emits for (--arch).
+constexpr const char* kArch = "sm_90a";
 
 int usageError(const std::string& msg) {
   std::cerr << "fnkc: error: " << msg << "\n(run fnkc --help for usage)\n";
@@ -94,6 +101,7 @@ int parseArgs(int argc, char** argv, Options& o, bool& exitNow) {
     else if (r.take("--pass", v, err)) o.pass = v;
     else if (r.take("--print-after", v, err)) o.printAfter = v;
     else if (r.take("-o", v, err)) o.output = v;
+    else if (r.take("--arch", v, err)) o.arch = v;
     else if (!r.peek().empty() && r.peek()[0] == '-' && r.peek() != "-") return usageError("unknown option '" + r.peek() + "'");
     else if (o.input.empty()) o.input = r.next();
     else return usageError("more than one input file ('" + o.input + "' and '" + r.peek() + "')");
@@ -112,6 +120,11 @@ int parseArgs(int argc, char** argv, Options& o, bool& exitNow) {
   if (!known) return usageError("unknown --emit kind '" + o.emit + "' (expected ast, ir, ir-raw or none)");
   if (o.resourceUsage && !isGpuEmit(o.emit))
     return usageError("--resource-usage goes with --emit=llvm, ptx, cubin or header");
+  if (!o.arch.empty() && !isGpuEmit(o.emit))
+    return usageError("--arch goes with --emit=llvm, ptx, cubin or header");
+  if (!o.arch.empty() && o.arch != kArch)
+    return usageError("unsupported --arch '" + o.arch + "': the GPU backend targets Hopper, " + kArch +
+                      " (clusters, distributed shared memory, bulk copies)");
   if (!o.pass.empty() && !ir::findPass(o.pass)) return usageError("unknown pass '" + o.pass + "' (see --list-passes)");
   if (!o.printAfter.empty() && !ir::findPass(o.printAfter))
     return usageError("unknown pass '" + o.printAfter + "' (see --list-passes)");
@@ -188,7 +201,7 @@ int compile(Options& o) {
 #ifdef FNK_HAVE_GPU
   if (isGpuEmit(o.emit)) {
     std::string text, usage;
-    if (Status s = tools::emitGpu(*m, o.emit, text, "sm_90a", o.input, o.resourceUsage ? &usage : nullptr); !s) {
+    if (Status s = tools::emitGpu(*m, o.emit, text, kArch, o.input, o.resourceUsage ? &usage : nullptr); !s) {
       diags.error({}, s.message());
       return finish(false);
     }
