@@ -80,6 +80,12 @@ char* fnk_kernel_occupancy(fnk_module* m, const char* kernel, const char* const*
 int32_t fnk_run(fnk_module* m, const char* kernel, const char* const* const_names, const char* const* const_values,
                 int32_t n_consts, const fnk_arg* args, int32_t n_args, int32_t device, void* stream, char** error);
 
+/* The command-line tools, run as their executables would be: `tool` is
+ * "fnk" or "fnkc", argv[0] the program's name. Returns the exit status (2 for
+ * an unknown tool). The fnk and fnkc executables are only this call, so that
+ * they and the Python package share libfnk's one copy of the compiler. */
+int fnk_tool_main(const char* tool, int argc, char** argv);
+
 #ifdef __cplusplus
 }
 #endif

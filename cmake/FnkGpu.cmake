@@ -29,33 +29,22 @@ target_compile_options(fnk_gpu PRIVATE -fno-char8_t)
 target_link_libraries(fnk_gpu PUBLIC fnk_core ${FNK_LLVM_LIBS} ${CMAKE_DL_LIBS})
 target_compile_definitions(fnk_gpu PUBLIC FNK_HAVE_GPU=1)
 
-# Binaries that travel to the GPU machine: drop unused sections, and link with
-# lld when it is there (much faster on the static LLVM archives).
-foreach(t fnkc fnk)
-  target_link_libraries(${t} PRIVATE fnk_gpu)
-endforeach()
+# The tools' GPU paths (fnkc --emit=llvm|ptx|cubin, fnk run --device gpu) and
+# libfnk's (fnk_run with FNK_DEVICE_GPU: torch tensors from Python), in the
+# one library that travels to the GPU machine with the two launchers: drop
+# unused sections, and link with lld when it is there (much faster on the
+# static LLVM archives).
+target_sources(fnk_tools PRIVATE ${CMAKE_SOURCE_DIR}/tools/GpuEmit.cpp ${CMAKE_SOURCE_DIR}/tools/GpuRun.cpp)
+target_link_libraries(fnk_tools PUBLIC fnk_gpu)
+target_compile_definitions(fnk_tools PRIVATE FNK_HAVE_GPU=1)
 target_compile_options(fnk_core PRIVATE -ffunction-sections -fdata-sections)
 target_compile_options(fnk_gpu PRIVATE -ffunction-sections -fdata-sections)
-find_program(FNK_LLD NAMES ld.lld ld.lld-14)
-foreach(t fnkc fnk)
-  target_link_options(${t} PRIVATE -Wl,--gc-sections)
-  if(FNK_LLD)
-    target_link_options(${t} PRIVATE -fuse-ld=lld -Wl,--icf=all)
-  endif()
-endforeach()
-
-# The tools' GPU paths (fnkc --emit=llvm|ptx|cubin, fnk run --device gpu).
-target_sources(fnkc PRIVATE ${CMAKE_SOURCE_DIR}/tools/GpuEmit.cpp)
-target_sources(fnk PRIVATE ${CMAKE_SOURCE_DIR}/tools/GpuEmit.cpp ${CMAKE_SOURCE_DIR}/tools/GpuRun.cpp)
-foreach(t fnkc fnk)
-  target_compile_definitions(${t} PRIVATE FNK_HAVE_GPU=1)
-endforeach()
-
-# libfnk's GPU path (fnk_run with FNK_DEVICE_GPU: torch tensors from Python).
+target_compile_options(fnk_tools PRIVATE -ffunction-sections -fdata-sections)
 set_target_properties(fnk_gpu PROPERTIES POSITION_INDEPENDENT_CODE ON)
 target_link_libraries(libfnk PRIVATE fnk_gpu)
 target_compile_definitions(libfnk PRIVATE FNK_HAVE_GPU=1)
 target_link_options(libfnk PRIVATE -Wl,--gc-sections)
+find_program(FNK_LLD NAMES ld.lld ld.lld-14)
 if(FNK_LLD)
   target_link_options(libfnk PRIVATE -fuse-ld=lld -Wl,--icf=all)
 endif()

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Packs the GPU build (fnk, fnkc, libfnk and the ANTLR runtime, stripped) into
-# .gpu-bin/bundle.tgz for the GPU machine, which has CUDA but no LLVM:
+# Packs the GPU build (libfnk, which holds the compiler with LLVM linked in, the
+# ANTLR runtime it loads, and the fnk and fnkc launchers that call it, all
+# stripped: about 32 MB) into .gpu-bin/bundle.tgz for the GPU machine, which
+# has CUDA but no LLVM:
 #   scripts/gpu-bundle.sh [BUILD_DIR]        (default build-gpu)
 # On the GPU machine: tar -xzf .gpu-bin/bundle.tgz -C DIR; FNK=DIR/fnk.
 set -euo pipefail

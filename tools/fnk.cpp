@@ -14,6 +14,7 @@
 #include "support/Npy.h"
 #include "support/Stack.h"
 #include "tools/Cli.h"
+#include "tools/Main.h"
 #include "tools/Repl.h"
 #ifdef FNK_HAVE_GPU
 #include "tools/GpuRun.h"
@@ -211,7 +212,7 @@ int replCommand(int argc, char** argv) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+int fnk::tools::fnkMain(int argc, char** argv) {
   if (argc < 2) {
     std::cerr << kUsage;
     return 1;

@@ -14,6 +14,7 @@
 #include "ir/Printer.h"
 #include "support/Stack.h"
 #include "tools/Cli.h"
+#include "tools/Main.h"
 #ifdef FNK_HAVE_GPU
 #include "tools/GpuEmit.h"
 #endif
@@ -214,7 +215,7 @@ int compile(Options& o) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+int fnk::tools::fnkcMain(int argc, char** argv) {
   Options o;
   bool exitNow = false;
   if (int rc = parseArgs(argc, argv, o, exitNow); rc || exitNow) return rc;
