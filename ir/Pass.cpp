@@ -91,7 +91,7 @@ public:
       diags_.warning({}, "pass '" + opts_.printAfter + "' did not run in this pipeline, so --print-after printed nothing" +
                              (opts_.printAfter == "schedule" ? " (FNK_SCHEDULE=0 leaves it out)"
                               : opts_.printAfter == "version"  ? " (FNK_FULL_TILES=0 leaves it out)"
-                              : opts_.printAfter == "layout" ? " (the GPU backend runs it; --pass=layout prints its result)"
+                              : opts_.printAfter == "layout" ? " (it runs with a GPU --emit; --pass=layout prints its result)"
                                                              : ""));
     if (opts_.timePasses) {
       double total = 0;
@@ -144,8 +144,11 @@ bool runPipeline(Module& m, DiagEngine& diags, const PipelineOptions& opts) {
   // 4096 columns, the other kernels it changes within 2%; FNK_SCHEDULE=0
   // leaves it out.
   if (knob(Knob::Schedule, true)) p.run("schedule");
-  // Layout assignment goes here: it annotates every tile value that survives,
-  // so it must come after the cleanups above and before any lowering.
+  // Layout assignment last: it annotates every tile value that survives, so
+  // it comes after the cleanups above and before any lowering. The backend
+  // computes the same layouts itself; the annotations are for the reader
+  // (--emit=ir and --print-after=layout with a GPU output).
+  if (opts.layouts) p.run("layout");
   return p.finish();
 }
 

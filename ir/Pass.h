@@ -29,6 +29,7 @@ struct PipelineOptions {
   bool timePasses = false;      // print a table of milliseconds per pass to `dump`
   bool verifyEach = true;       // verify the input and the output of every pass
   std::ostream* dump = nullptr; // std::cerr when null
+  bool layouts = false;         // end with the layout pass (fnkc with a GPU --emit)
 };
 
 /// Runs the standard pipeline. Returns false after reporting an error (a pass

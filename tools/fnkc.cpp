@@ -196,6 +196,7 @@ int compile(Options& o) {
     po.printAfter = o.printAfter;
     po.timePasses = o.timePasses;
     po.dump = &std::cerr;
+    po.layouts = isGpuEmit(o.emit);
     if (!ir::runPipeline(*m, diags, po)) return finish(false);
   }
   if (o.emit == "ir" || !o.pass.empty()) ir::print(out, *m);
