@@ -615,3 +615,23 @@ def test_dit_backward_in_one_kernel(b_, s, h, block, sb, l2):
         np.testing.assert_allclose(dw, (sc * s1).sum(0), rtol=1e-4, atol=1e-4)
         np.testing.assert_allclose(db, (sc * s0).sum(0), rtol=1e-4, atol=1e-4)
         assert not acc.any() and not ticket.any() and not accb.any()
+
+
+def test_tools_in_libfnk():
+    """fnk and fnkc are launchers for libfnk's fnk_tool_main: the same tools
+    through the library, and an unknown tool name is exit status 2."""
+    import ctypes
+    from fnk._lib import lib
+    main = lib.fnk_tool_main
+    main.restype = ctypes.c_int
+    main.argtypes = [ctypes.c_char_p, ctypes.c_int, ctypes.POINTER(ctypes.c_char_p)]
+
+    def run(tool, *args):
+        argv = (ctypes.c_char_p * (len(args) + 1))(tool, *[a.encode() for a in args])
+        return main(tool, len(args) + 1, argv)
+
+    assert run(b"fnkc", "--version") == 0
+    assert run(b"fnkc", str(RMSNORM), "-k", "rmsnorm_fwd", "--emit=none") == 0
+    assert run(b"fnkc", str(RMSNORM), "-k", "no_such_kernel") == 1
+    assert run(b"fnk", "version") == 0
+    assert run(b"nope") == 2
