@@ -1076,12 +1076,7 @@ llvm::Value* Lowerer::elemPtr(const Mem& m, llvm::Type* ty, llvm::Value* off) {
 Status Lowerer::lowerSharedAlloc(const ir::Operation& op) {
   const ir::Type& t = op.result()->type();
   llvm::Type* ty = memType(t.dtype);
-  auto* aty = llvm::ArrayType::get(ty, static_cast<uint64_t>(t.numElements()));
-  auto* g = new llvm::GlobalVariable(mod, aty, false, llvm::GlobalValue::InternalLinkage, llvm::UndefValue::get(aty),
-                                     "fnk_shared", nullptr, llvm::GlobalValue::NotThreadLocal, 3);
-  g->setAlignment(llvm::Align(16));
   Mem m;
-  m.base = g;
   m.dtype = t.dtype;
   m.addrSpace = 3;
   const ir::Value* buf = op.result();
@@ -1091,6 +1086,15 @@ Status Lowerer::lowerSharedAlloc(const ir::Operation& op) {
                                     o.kind() == ir::OpKind::StoreBulk;
                 return copies && std::find(o.operands().begin(), o.operands().end(), buf) != o.operands().end();
               });
+  // The swizzle moves an element by 4 within its aligned group of 8 (only
+  // past element 31), so a swizzled buffer longer than 32 is allocated in
+  // whole groups: element 994 of a 998-element buffer lives at 998.
+  const int64_t n = t.numElements(), elems = m.swizzle && n > 32 ? (n + 7) / 8 * 8 : n;
+  auto* aty = llvm::ArrayType::get(ty, static_cast<uint64_t>(elems));
+  auto* g = new llvm::GlobalVariable(mod, aty, false, llvm::GlobalValue::InternalLinkage, llvm::UndefValue::get(aty),
+                                     "fnk_shared", nullptr, llvm::GlobalValue::NotThreadLocal, 3);
+  g->setAlignment(llvm::Align(16));
+  m.base = g;
   for (int64_t d : t.shape) m.dims.push_back(i64(d));
   m.strides.resize(t.shape.size());
   int64_t s = 1;
