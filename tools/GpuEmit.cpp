@@ -8,16 +8,18 @@
 
 namespace fnk::tools {
 
-Status emitGpu(ir::Module& m, const std::string& kind, std::string& out, const std::string& arch,
-               const std::string& source, std::string* usage) {
+std::string gpuArch() { return nvptx::TargetOptions{}.arch; }
+
+Status emitGpu(ir::Module& m, const std::string& kind, std::string& out, const std::string& source,
+               std::string* usage) {
   if (m.functions.size() != 1) {
     std::string names;
     for (const auto& f : m.functions) names += (names.empty() ? "" : ", ") + f->name;
     return Status::error("--emit=" + kind + " compiles one kernel; choose it with -k (" + names + ")");
   }
   const ir::Function& fn = *m.functions.front();
-  nvptx::TargetOptions opts;
-  opts.arch = arch;
+  const nvptx::TargetOptions opts;
+  const std::string& arch = opts.arch;
   if (kind != "llvm" && kind != "ptx" && kind != "cubin" && kind != "header")
     return Status::error("unknown GPU output '" + kind + "'");
   if (kind == "llvm" && !usage) return nvptx::emitLLVM(fn, opts, out);

@@ -9,14 +9,18 @@
 
 namespace fnk::tools {
 
+/// The one architecture the backend emits for (nvptx::TargetOptions): what
+/// `fnkc --arch` accepts.
+std::string gpuArch();
+
 /// Emits `kind` (llvm, ptx or cubin) for the one kernel of `m` (after the
-/// pipeline) into `out`. `arch` defaults to sm_90a.
+/// pipeline) into `out`, for gpuArch().
 /// `header` writes a C/C++ launch header (backend/cubin/Header.h); `source`
 /// names the input file in its comment.
 /// With `usage`, the assembler's report of the kernel's resources (ptxas -v:
 /// registers, spill bytes, shared memory) goes there, assembling the PTX for
 /// it when `kind` itself needs no cubin.
-Status emitGpu(ir::Module& m, const std::string& kind, std::string& out, const std::string& arch = "sm_90a",
-               const std::string& source = {}, std::string* usage = nullptr);
+Status emitGpu(ir::Module& m, const std::string& kind, std::string& out, const std::string& source = {},
+               std::string* usage = nullptr);
 
 }  // namespace fnk::tools

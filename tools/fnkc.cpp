@@ -59,9 +59,6 @@ struct Options {
   cli::LoadOptions load;
 };
 
-/// The one GPU architecture the backend emits for (--arch).
-constexpr const char* kArch = "sm_90a";
-
 int usageError(const std::string& msg) {
   std::cerr << "fnkc: error: " << msg << "\n(run fnkc --help for usage)\n";
   return 1;
@@ -123,9 +120,11 @@ int parseArgs(int argc, char** argv, Options& o, bool& exitNow) {
     return usageError("--resource-usage goes with --emit=llvm, ptx, cubin or header");
   if (!o.arch.empty() && !isGpuEmit(o.emit))
     return usageError("--arch goes with --emit=llvm, ptx, cubin or header");
-  if (!o.arch.empty() && o.arch != kArch)
-    return usageError("unsupported --arch '" + o.arch + "': the GPU backend targets Hopper, " + kArch +
+#ifdef FNK_HAVE_GPU  // (a GPU --emit without the backend was refused above)
+  if (!o.arch.empty() && o.arch != tools::gpuArch())
+    return usageError("unsupported --arch '" + o.arch + "': the GPU backend targets Hopper, " + tools::gpuArch() +
                       " (clusters, distributed shared memory, bulk copies)");
+#endif
   if (!o.pass.empty() && !ir::findPass(o.pass)) return usageError("unknown pass '" + o.pass + "' (see --list-passes)");
   if (!o.printAfter.empty() && !ir::findPass(o.printAfter))
     return usageError("unknown pass '" + o.printAfter + "' (see --list-passes)");
@@ -203,7 +202,7 @@ int compile(Options& o) {
 #ifdef FNK_HAVE_GPU
   if (isGpuEmit(o.emit)) {
     std::string text, usage;
-    if (Status s = tools::emitGpu(*m, o.emit, text, kArch, o.input, o.resourceUsage ? &usage : nullptr); !s) {
+    if (Status s = tools::emitGpu(*m, o.emit, text, o.input, o.resourceUsage ? &usage : nullptr); !s) {
       diags.error({}, s.message());
       return finish(false);
     }
