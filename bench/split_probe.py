@@ -56,12 +56,13 @@ def main():
     def gridsync():
         var.rms_bwd_gridsync(x, w, dy, rstd, dx, dw, gpart, count, BLOCK_N=N, WARPS=16, BLOCK_P=256)
 
+    fwd_name = f"fnk forward ({fl.kernel})"
     cases = [
         ("one-element add (a launch's floor)", lambda: torch.add(one, one, out=one_out)),
         ("copy: torch.add x + dy -> dx", lambda: torch.add(x, dy, out=dx)),
         ("copy: mul, then add (as the bench)", lambda: (torch.mul(x, 1.0, out=y), torch.add(x, dy, out=dx))),
         ("copy: mul alone", lambda: torch.mul(x, 1.0, out=y)),
-        (f"fnk forward ({fl.kernel})", fwd),
+        (fwd_name, fwd),
         (f"fnk row kernel alone ({bl.kernel})", rows),
         ("fnk dw kernel alone", dws),
         ("fnk row + dw", lambda: (rows(), dws())),
@@ -79,8 +80,8 @@ def main():
     for name, fn in cases:
         times[name] = bench.time_graph(fn, a.reps)
         print(f"  {name:40} {times[name]:8.2f} us", flush=True)
-    fb = times["fnk forward + row + dw"] - times[cases[4][0]]
-    fg = times["fnk forward + gridsync"] - times[cases[4][0]]
+    fb = times["fnk forward + row + dw"] - times[fwd_name]
+    fg = times["fnk forward + gridsync"] - times[fwd_name]
     cp = times["copy: mul, then add (as the bench)"] - times["copy: mul alone"]
     print(f"backward as the bench takes it: two kernels {fb:.2f} us, gridsync {fg:.2f} us, copy {cp:.2f} us "
           f"(ratios {cp / fb:.3f}, {cp / fg:.3f})")
