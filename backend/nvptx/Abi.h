@@ -24,11 +24,12 @@ namespace fnk::nvptx {
 /// opts the function in to that much and passes it at every launch.
 inline constexpr const char* kDynamicSharedSymbol = "fnk_dyn_smem_bytes";
 
-/// A kernel compiled for programmatic dependent launch (FNK_PDL=1) exports
-/// this global (a .u32 1): it lets the next kernel in the stream launch as
-/// soon as all its CTAs have started (griddepcontrol.launch_dependents) and
-/// waits at its entry until the previous kernel has finished and its writes
-/// are visible (griddepcontrol.wait). Launchers that find it launch the
+/// A kernel compiled for programmatic dependent launch (every kernel unless
+/// FNK_PDL=0) exports this global (a .u32 1): it waits at its entry until the
+/// previous kernel has finished and its writes are visible
+/// (griddepcontrol.wait); with FNK_PDL=1 it also lets the next kernel in the
+/// stream launch as soon as all its CTAs have started
+/// (griddepcontrol.launch_dependents). Launchers that find it launch the
 /// kernel with CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION, so its
 /// launch overlaps the previous kernel's tail; without the attribute the two
 /// instructions do nothing.

@@ -373,10 +373,10 @@ Status Lowerer::run() {
     kernel->addFnAttr("nvvm.cluster_dim", std::to_string(c[0]) + "," + std::to_string(c[1]) + "," + std::to_string(c[2]));
   llvm::BasicBlock* entry = llvm::BasicBlock::Create(ctx, "entry", kernel);
   b.SetInsertPoint(entry);
-  if (const int64_t pdl = knob(Knob::Pdl)) {  // programmatic dependent launch (Abi.h, kPdlSymbol)
-    // 1: the next kernel may launch as soon as all of this one's CTAs have
-    // started; 2: only as they exit (no early trigger), so its CTAs never
-    // wait beside this one's.
+  if (const int64_t pdl = knob(Knob::Pdl, 2)) {  // programmatic dependent launch (Abi.h, kPdlSymbol)
+    // 2 (the default): the next kernel may launch as this one's CTAs exit
+    // (no early trigger), so its CTAs never wait beside this one's; 1: as
+    // soon as all of this one's CTAs have started (measured slower); 0: off.
     if (pdl != 2) intrinsic(llvm::Intrinsic::nvvm_griddepcontrol_launch_dependents, {}, {});
     intrinsic(llvm::Intrinsic::nvvm_griddepcontrol_wait, {}, {});
     auto* flag = new llvm::GlobalVariable(mod, b.getInt32Ty(), true, llvm::GlobalValue::ExternalLinkage, b.getInt32(1),

@@ -2,7 +2,7 @@
 # GPU tests: every stdlib kernel and example, and the language conformance
 # kernels of tests/gpu/lang.fnk, with `fnk run --device gpu --check`
 # over ragged shapes (bf16 and f32), again with three of the compiler's A/B
-# knobs set the other way (FNK_FULL_TILES=0, FNK_CLUSTER_DEFER=1, FNK_PDL=1)
+# knobs set the other way (FNK_FULL_TILES=0, FNK_CLUSTER_DEFER=1, FNK_PDL=0 and 1)
 # on the kernels they change, fnk.torch against torch on CUDA tensors,
 # then bench/bench.py: every norm workload of PERFORMANCE.md against torch eager
 # and torch.compile in one process. Prints PASS/FAIL/
@@ -50,9 +50,11 @@ if [ $checks = 1 ]; then
   }
   # the version pass left out (full tiles; on by default), the cluster
   # reduction's deferred wait (opt-in), and programmatic dependent launch
-  # (opt-in, measured slower: plain and cluster launches with the attribute).
+  # off and with its early trigger (measured slower), where the default
+  # (FNK_PDL=2) waits at the entry without the trigger: plain and cluster launches.
   knob_checks full_tiles0 FNK_FULL_TILES=0 layernorm_fwd,dit_modulate_fwd
   knob_checks defer FNK_CLUSTER_DEFER=1 split_pipe,split_l2pipe,lang_cluster,rmsnorm_fwd_split
+  knob_checks nopdl FNK_PDL=0 lang_cluster,lang_reduce
   knob_checks pdl FNK_PDL=1 lang_cluster,lang_reduce
 fi
 if [ $checks = 1 ]; then
