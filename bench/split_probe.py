@@ -2,7 +2,10 @@
 """Where a short workload's time goes: each kernel of the 2048x8192 RMSNorm
 backward (as fnk.torch launches it: python/fnk/schedules.py) timed alone and
 together the way bench.py times it, beside the
-same-bytes copy and a one-element kernel (the graph's floor per launch).
+same-bytes copy, a one-element kernel (the graph's floor per launch) and the
+candidates (the split's partial rows added into R rows of sums at other R,
+v18's partial rows, a grid barrier from bench/variants.fnk), each checked
+against torch.
 With --once each case runs once, outside any graph, for ncu to give each
 kernel's own duration without the launch around it:
     python3 bench/split_probe.py [--reps N] [--m M] [--once]
@@ -27,13 +30,15 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--reps", type=int, default=50)
     ap.add_argument("--m", type=int, default=2048)
+    ap.add_argument("--n", type=int, default=8192, help="columns; the one-kernel forms only at 8192")
     ap.add_argument("--once", action="store_true", help="each case once, no timing (for ncu)")
+    ap.add_argument("--reds", default="8", help="other R of the accumulating split to time (fnk.torch's: ACC_ROWS)")
     a = ap.parse_args()
     print(bench.device_id(), flush=True)
     rms = fnk.load(bench.REPO / "stdlib" / "norm" / "rmsnorm.fnk")
     var = fnk.load(bench.REPO / "bench" / "variants.fnk")
     sms = torch.cuda.get_device_properties(0).multi_processor_count
-    M, N = a.m, 8192
+    M, N = a.m, a.n
     x, w, dy, dx, rstd, ref = tune.rms_bwd_inputs(M, N)
     y = torch.empty_like(x)
     # The forward and the backward's row kernel as fnk.torch launches them.
@@ -47,8 +52,11 @@ def main():
     def fwd():
         getattr(rms, fl.kernel)(x, w, y, rstd, eps=1e-6, **fl.consts)
 
-    def rows():
-        getattr(rms, bl.kernel)(x, w, dy, rstd, dx, part, **bl.consts)
+    # v18's form of a split: one partial row per cluster, summed by rmsnorm_bwd_dw.
+    partial_kernel = "rmsnorm_bwd_split" if bl.kernel == "rmsnorm_bwd_split_acc" else bl.kernel
+
+    def rows_partial():
+        getattr(rms, partial_kernel)(x, w, dy, rstd, dx, part, **bl.consts)
 
     def dws():
         rms.rmsnorm_bwd_dw(part, dw)
@@ -56,6 +64,30 @@ def main():
     def gridsync():
         var.rms_bwd_gridsync(x, w, dy, rstd, dx, dw, gpart, count, BLOCK_N=N, WARPS=16, BLOCK_P=256)
 
+    # The rows adding into R rows of sums (vector reds), then the kernel that takes them (fnk.torch's since
+    # backend v19, at R = schedules.ACC_ROWS), at other R. acc stays at zero between calls.
+    reds = [int(r) for r in a.reds.split(",") if r]
+    accs = {r: torch.zeros(r, N, device="cuda") for r in reds}
+
+    def red(r):
+        rb = max(16, 1 << (r - 1).bit_length())
+        # the row kernel's split as fnk.torch launches it (clusters of 2 x 4096 at N = 8192, of 8 x 8192 at 65536)
+        c = {k: bl.consts[k] for k in ("BLOCK_N", "CLUSTER", "WARPS", "L2") if k in bl.consts}
+        p = schedules.partial_rows(M, sms, bl)
+        return lambda: (rms.rmsnorm_bwd_split_acc(x, w, dy, rstd, dx, accs[r], P=p, **c),
+                        rms.rmsnorm_bwd_dw_take(accs[r], dw, RB=rb, BLOCK_N=64 if rb <= 16 else 32))
+
+    # Each backward as the bench takes it: (forward + backward) - forward. fnk.torch's first.
+    if bl.kernel == "rmsnorm_bwd_split_acc":
+        r_torch = schedules.acc_rows(M, sms, bl)
+        accs.setdefault(r_torch, torch.zeros(r_torch, N, device="cuda"))
+        backwards = {f"fnk.torch (split acc R={r_torch} + take)": red(r_torch)}
+        backwards.update({f"split acc R={r} + take": red(r) for r in reds if r != r_torch})
+        backwards["split, partial rows + rmsnorm_bwd_dw (v18)"] = lambda: (rows_partial(), dws())
+    else:
+        backwards = {f"fnk.torch ({bl.kernel} + rmsnorm_bwd_dw)": lambda: (rows_partial(), dws())}
+    if N == 8192:
+        backwards["gridsync"] = gridsync
     fwd_name = f"fnk forward ({fl.kernel})"
     cases = [
         ("one-element add (a launch's floor)", lambda: torch.add(one, one, out=one_out)),
@@ -63,13 +95,11 @@ def main():
         ("copy: mul, then add (as the bench)", lambda: (torch.mul(x, 1.0, out=y), torch.add(x, dy, out=dx))),
         ("copy: mul alone", lambda: torch.mul(x, 1.0, out=y)),
         (fwd_name, fwd),
-        (f"fnk row kernel alone ({bl.kernel})", rows),
+        (f"fnk row kernel alone ({partial_kernel})", rows_partial),
         ("fnk dw kernel alone", dws),
-        ("fnk row + dw", lambda: (rows(), dws())),
-        ("fnk forward + row + dw", lambda: (fwd(), rows(), dws())),
-        ("fnk gridsync (one kernel)", gridsync),
-        ("fnk forward + gridsync", lambda: (fwd(), gridsync())),
     ]
+    for name, bwd in backwards.items():
+        cases += [(f"fnk {name}", bwd), (f"fnk forward + {name}", lambda bwd=bwd: (fwd(), bwd()))]
     if a.once:
         for name, fn in cases:
             print(f"  {name}", flush=True)
@@ -79,15 +109,22 @@ def main():
     times = {}
     for name, fn in cases:
         times[name] = bench.time_graph(fn, a.reps)
-        print(f"  {name:40} {times[name]:8.2f} us", flush=True)
-    fb = times["fnk forward + row + dw"] - times[fwd_name]
-    fg = times["fnk forward + gridsync"] - times[fwd_name]
+        print(f"  {name:48} {times[name]:8.2f} us", flush=True)
     cp = times["copy: mul, then add (as the bench)"] - times["copy: mul alone"]
-    print(f"backward as the bench takes it: two kernels {fb:.2f} us, gridsync {fg:.2f} us, copy {cp:.2f} us "
-          f"(ratios {cp / fb:.3f}, {cp / fg:.3f})")
-    err = max(tune.rel_err(dx, ref), tune.rel_err(dw, (dy.float() * x.float() * rstd[:, None]).sum(0)))
-    print(f"largest relative error of dx, dw against torch float32: {err:.3g}")
-    return 0 if err < tune.TOLERANCE else 1
+    print(f"backward as the bench takes it (copy {cp:.2f} us):")
+    for name in backwards:
+        t = times[f"fnk forward + {name}"] - times[fwd_name]
+        print(f"  {name:44} {t:8.2f} us  copy / it {cp / t:.3f}")
+    ref_dw = (dy.float() * x.float() * rstd[:, None]).sum(0)
+    worst = 0.0
+    for name, bwd in backwards.items():  # each backward's own answer, dx and dw poisoned first
+        dx.fill_(float("nan"))
+        dw.fill_(float("nan"))
+        bwd()
+        err = max(tune.rel_err(dx, ref), tune.rel_err(dw, ref_dw))
+        worst = max(worst, err)
+        print(f"  {name:44} largest relative error of dx, dw against torch float32: {err:.3g}")
+    return 0 if worst < tune.TOLERANCE else 1
 
 
 if __name__ == "__main__":

@@ -490,6 +490,13 @@ def rows_variant_cases(rms, var, sms):
     yield (wl, f"two kernels row P={sms} WARPS=16", nbytes,
            lambda part=part: (rms.rmsnorm_bwd(x, w, dy, rstd, dx, part, BLOCK_N=8192, WARPS=16, L2=0),
                               rms.rmsnorm_bwd_dw(part, dw)))
+    # The split rows adding their partial rows into R rows of sums (vector reds), then the kernel that takes
+    # them (fnk.torch's since backend v19, R = 16). acc stays at zero between calls.
+    for r in (4, 8, 16):
+        acc = torch.zeros(r, 8192, device=DEV)
+        yield (wl, f"two kernels split acc R={r}", nbytes,
+               lambda acc=acc: (rms.rmsnorm_bwd_split_acc(x, w, dy, rstd, dx, acc, BLOCK_N=4096, CLUSTER=2, WARPS=8,
+                                                          L2=2, P=sms), rms.rmsnorm_bwd_dw_take(acc, dw)))
     count = torch.zeros(2, device=DEV, dtype=torch.int32)  # the kernel leaves it at zero
     for p, wp, bd, bp in ((sms, 16, 64, 32), (sms, 16, 64, 256), (sms, 16, 32, 256), (sms, 16, 64, 128),
                           (sms, 8, 32, 256), (128, 16, 64, 128)):  # 128 CTAs: 16 rows each, none with 15

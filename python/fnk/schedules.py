@@ -134,18 +134,23 @@ def rms_bwd(n, resident=None, m=None, sms=132):
     instead, two 8-warp CTAs per SM, asking L2 two steps ahead at every walk
     length: 2048x8192 31.6 us against 34.0 for the row kernel, 4096x8192 55.4
     against 58.9, 32768x8192 381.7 against 391.7 (L2 = 0: 33.6, 58.0, 394.5;
-    4 warps, 3 CTAs per SM or 16 warps slower; backend v16)."""
+    4 warps, 3 CTAs per SM or 16 warps slower; backend v16). The splits of
+    up to 8192 columns per CTA add their dw partials into ACC_ROWS rows of
+    sums (rmsnorm_bwd_split_acc, then rmsnorm_bwd_dw_take) instead of storing
+    one row per cluster for rmsnorm_bwd_dw: 2048x8192 30.1-30.3 us against
+    32.4-32.6, 8192x65536 806 against 816, 32768x8192 a tie (backend v19)."""
     if n <= 2048:
         return Launch("rmsnorm_bwd_rows", rows_tile(n, 4 if n <= 512 else 8, elems=2048), per_sm=4)
     if 4096 < n <= 8192:
-        return Launch("rmsnorm_bwd_split", {"BLOCK_N": 4096, "CLUSTER": 2, "WARPS": 8, "L2": 2}, per_sm=2, cluster=2)
+        return Launch("rmsnorm_bwd_split_acc", {"BLOCK_N": 4096, "CLUSTER": 2, "WARPS": 8, "L2": 2}, per_sm=2,
+                      cluster=2)
     if n <= 4096:
         return Launch("rmsnorm_bwd", {"BLOCK_N": block(n), "WARPS": BWD_ROW_WARPS, "L2": _row_l2(m, sms)})
     c, b, warps = split(n, backward=True)
     if b >= 16384:
         return _resident_grid(Launch("rmsnorm_bwd_split_smem", {"BLOCK_N": b, "CLUSTER": c, "WARPS": warps},
                                      per_sm=6, cluster=c), resident)
-    return Launch("rmsnorm_bwd_split", {"BLOCK_N": b, "CLUSTER": c, "WARPS": warps}, per_sm=8, cluster=c)
+    return Launch("rmsnorm_bwd_split_acc", {"BLOCK_N": b, "CLUSTER": c, "WARPS": warps}, per_sm=8, cluster=c)
 
 
 def ln_fwd(n, sms=132):
@@ -179,6 +184,18 @@ def ln_bwd(n, m=None, sms=132):
     if n <= 2048:
         return Launch("layernorm_bwd_rows", rows_tile(n, 4, elems=2048), per_sm=4)
     return Launch("layernorm_bwd", {"BLOCK_N": block(n), "WARPS": BWD_ROW_WARPS, "L2": _row_l2(m, sms)})
+
+
+# Rows of sums the accumulating splits add their dw partials into: 132
+# clusters add 8 or 9 times per address at 16 (2048x8192: 30.1-30.3 us at
+# 16, 30.3-30.6 at 8, 30.4-31.0 at 6 and 11; backend v19).
+ACC_ROWS = 16
+
+
+def acc_rows(m, sms, launch):
+    """Rows of rmsnorm_bwd_split_acc's dw_acc: ACC_ROWS, or the grid's
+    clusters when fewer."""
+    return min(ACC_ROWS, partial_rows(m, sms, launch))
 
 
 def partial_rows(m, sms, launch):

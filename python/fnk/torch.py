@@ -63,6 +63,40 @@ def _rows(x, n):
     return x.contiguous().view(-1, n)
 
 
+class _ZeroedRows:
+    """Workspaces of f32 rows that kernels leave at zero after each use (the
+    accumulating backward's dw_acc: rmsnorm_bwd_dw_take empties it), one per
+    device and shape, created once. Two streams must not use one at the same
+    time, so a use on another stream than the last one waits for that one's
+    last use (an event); inside CUDA graph capture it cannot, and the graph's
+    replays must not overlap another stream's backward of the same width."""
+
+    def __init__(self):
+        self._rows = {}
+
+    def get(self, device, rows, n):
+        key = (device, rows, n)
+        if key not in self._rows:
+            self._rows[key] = [torch.zeros(rows, n, device=device, dtype=torch.float32), None, None]
+        entry = self._rows[key]
+        stream = torch.cuda.current_stream(device)
+        if entry[1] is not None and entry[1] != stream and not torch.cuda.is_current_stream_capturing():
+            stream.wait_event(entry[2])
+        return entry
+
+    @staticmethod
+    def used(entry, device):
+        """After the kernels that use entry's rows are launched on the current stream."""
+        if torch.cuda.is_current_stream_capturing():
+            return
+        entry[1] = torch.cuda.current_stream(device)
+        entry[2] = torch.cuda.Event()
+        entry[2].record(entry[1])
+
+
+_workspaces = _ZeroedRows()
+
+
 class _RMSNorm(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x, weight, eps):
@@ -84,11 +118,22 @@ class _RMSNorm(torch.autograd.Function):
         dy2 = dy.contiguous().view(m, n).to(x2.dtype)
         dx = torch.empty_like(x2)
         mod = _module("rmsnorm")
-        launch = schedules.rms_bwd(n, _resident("rmsnorm", _dtype(x2)), m=m, sms=_sms(x2.device))
-        partial = torch.empty(schedules.partial_rows(m, _sms(x2.device), launch), n, device=x2.device,
-                              dtype=torch.float32)
-        getattr(mod, launch.kernel)(x2, w, dy2, rstd, dx, partial, **launch.consts, T=_dtype(x2))
+        sms = _sms(x2.device)
+        launch = schedules.rms_bwd(n, _resident("rmsnorm", _dtype(x2)), m=m, sms=sms)
+        p = schedules.partial_rows(m, sms, launch)
         dw = torch.empty_like(w)
+        if launch.kernel == "rmsnorm_bwd_split_acc":  # dw partials added into a zeroed workspace's rows
+            ws = _workspaces.get(x2.device, schedules.acc_rows(m, sms, launch), n)
+            try:
+                mod.rmsnorm_bwd_split_acc(x2, w, dy2, rstd, dx, ws[0], **launch.consts, P=p, T=_dtype(x2))
+                mod.rmsnorm_bwd_dw_take(ws[0], dw, T=_dtype(w))
+            except BaseException:
+                ws[0].zero_()  # a launch that failed may have left sums behind
+                raise
+            _workspaces.used(ws, x2.device)
+            return dx.view(ctx.shape), dw, None
+        partial = torch.empty(p, n, device=x2.device, dtype=torch.float32)
+        getattr(mod, launch.kernel)(x2, w, dy2, rstd, dx, partial, **launch.consts, T=_dtype(x2))
         mod.rmsnorm_bwd_dw(partial, dw, T=_dtype(w))
         return dx.view(ctx.shape), dw, None
 

@@ -561,6 +561,28 @@ def test_cluster_split_rings():
     np.testing.assert_allclose(part.sum(axis=0), ref_dw, rtol=1e-4, atol=1e-4)
 
 
+@pytest.mark.parametrize("m,n,p,r_,block,cluster", [(7, 1000, 3, 2, 256, 4), (2, 300, 5, 4, 128, 4),
+                                                     (40, 8192, 16, 16, 4096, 2), (9, 77, 4, 3, 64, 2)])
+def test_split_backward_into_rows_of_sums(rms, m, n, p, r_, block, cluster):
+    """stdlib rmsnorm_bwd_split_acc (each CTA's dw partial added into row p % R
+    of dw_acc) then rmsnorm_bwd_dw_take (dw = the R rows' sums, dw_acc back at
+    zero) against NumPy float64, twice on the same workspace: the second call
+    must see zeros. Clusters with no row (p > m), ragged rows, R not dividing P."""
+    r = rng()
+    acc = np.zeros((r_, n), np.float32)
+    for _ in range(2):
+        x, w, dy = (r.standard_normal(s).astype(np.float32) for s in ((m, n), n, (m, n)))
+        rstd = (1 / np.sqrt((x.astype(np.float64) ** 2).mean(axis=1) + 1e-6)).astype(np.float32)
+        ref_dx, ref_dw = rms_bwd_ref(x, w, dy, rstd)
+        dx, dw = np.full_like(x, np.nan), np.full(n, np.nan, np.float32)
+        rms.rmsnorm_bwd_split_acc(x, w, dy, rstd, dx, acc, BLOCK_N=block, CLUSTER=cluster, WARPS=2, P=p, T="f32")
+        np.testing.assert_allclose(dx, ref_dx, rtol=1e-4, atol=1e-4)
+        np.testing.assert_allclose(acc.sum(axis=0), ref_dw, rtol=1e-4, atol=1e-4)
+        rms.rmsnorm_bwd_dw_take(acc, dw, T="f32")
+        np.testing.assert_allclose(dw, ref_dw, rtol=1e-4, atol=1e-4)
+        assert not acc.view(np.uint32).any(), "rmsnorm_bwd_dw_take leaves dw_acc at +0.0"
+
+
 @pytest.mark.parametrize("kernel,consts", [("rms_bwd_split_l2pipe", {}), ("rms_bwd_split_bulk", {"S": 2})])
 def test_cluster_split_backward_variants(kernel, consts):
     """bench/variants.fnk's split backwards against NumPy, rows split over a

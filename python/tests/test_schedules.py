@@ -72,15 +72,18 @@ def test_row_backwards_ask_l2_for_long_walks():
 
 
 def test_rmsnorm_backward_of_4097_to_8192_columns_over_clusters_of_two():
-    """Rows of 4097-8192 columns: rmsnorm_bwd_split over clusters of two
-    4096-column CTAs, two CTAs per SM (so up to SMS clusters, one partial row
-    each), L2 asked two steps ahead whatever the walk's length; 4096 columns
-    stay one CTA per row."""
+    """Rows of 4097-8192 columns: rmsnorm_bwd_split_acc over clusters of two
+    4096-column CTAs, two CTAs per SM (so up to SMS clusters, each adding its
+    partial row into one of ACC_ROWS rows of sums, or of as many as there are
+    clusters), L2 asked two steps ahead whatever the walk's length; 4096
+    columns stay one CTA per row."""
     for n, m in ((8192, 2048), (8192, 32768), (4097, 8), (6000, None)):
         b = schedules.rms_bwd(n, m=m, sms=SMS)
         assert (b.kernel, b.cluster, b.consts) == (
-            "rmsnorm_bwd_split", 2, {"BLOCK_N": 4096, "CLUSTER": 2, "WARPS": 8, "L2": 2})
-        assert schedules.partial_rows(m or 10 ** 6, SMS, b) == min(m or 10 ** 6, 2 * SMS) // 2
+            "rmsnorm_bwd_split_acc", 2, {"BLOCK_N": 4096, "CLUSTER": 2, "WARPS": 8, "L2": 2})
+        clusters = min(m or 10 ** 6, 2 * SMS) // 2
+        assert schedules.partial_rows(m or 10 ** 6, SMS, b) == clusters
+        assert schedules.acc_rows(m or 10 ** 6, SMS, b) == min(schedules.ACC_ROWS, clusters)
     assert schedules.rms_bwd(4096, m=2048, sms=SMS).kernel == "rmsnorm_bwd"
 
 
@@ -96,10 +99,17 @@ def check_rmsnorm(rms, n, resident=None):
 
     bwd = schedules.rms_bwd(n, resident)
     dx = np.full_like(x, np.nan)
-    part = np.full((schedules.partial_rows(M, SMS, bwd), n), np.nan, np.float32)
     dw = np.full(n, np.nan, np.float32)
-    getattr(rms, bwd.kernel)(x, w, dy, rstd, dx, part, **bwd.consts, T="f32")
-    rms.rmsnorm_bwd_dw(part, dw, T="f32")
+    p = schedules.partial_rows(M, SMS, bwd)
+    if bwd.kernel == "rmsnorm_bwd_split_acc":  # as fnk.torch: partials added into zeroed rows, then taken
+        acc = np.zeros((schedules.acc_rows(M, SMS, bwd), n), np.float32)
+        rms.rmsnorm_bwd_split_acc(x, w, dy, rstd, dx, acc, **bwd.consts, P=p, T="f32")
+        rms.rmsnorm_bwd_dw_take(acc, dw, T="f32")
+        assert not acc.any(), "rmsnorm_bwd_dw_take leaves dw_acc at zero"
+    else:
+        part = np.full((p, n), np.nan, np.float32)
+        getattr(rms, bwd.kernel)(x, w, dy, rstd, dx, part, **bwd.consts, T="f32")
+        rms.rmsnorm_bwd_dw(part, dw, T="f32")
     rr = rstd.astype(np.float64)
     g = dy * w.astype(np.float64)
     close(dx, g * rr[:, None] - x64 * ((g * x64).sum(axis=1) * rr ** 3 / n)[:, None], f"{bwd.kernel} dx")

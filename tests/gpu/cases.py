@@ -86,6 +86,9 @@ def split_cases(x, w, dy, cluster, min_block, fwd_p):
     for kernel in ("rmsnorm_bwd_split", "rmsnorm_bwd_split_smem"):
         yield ("stdlib/norm/rmsnorm.fnk", kernel, {"x": x, "w": w, "dy": dy, "rstd": _rstd(x)},
                ["dx", "dw_partial"], {}, {"P": 2}, split)
+    # Three clusters adding their partials into two rows of sums (fnk run zeroes an atomically added output).
+    yield ("stdlib/norm/rmsnorm.fnk", "rmsnorm_bwd_split_acc", {"x": x, "w": w, "dy": dy, "rstd": _rstd(x)},
+           ["dx", "dw_acc"], {}, {"R": 2}, {**split, "P": 3})
     # The rings of bench/variants.fnk (copy_async): x (and dy) staged rows ahead in shared memory.
     yield ("bench/variants.fnk", "rms_fwd_split_ring", {"x": x, "w": w}, ["y", "rstd"], {"eps": 1e-5}, {},
            {**split, "P": fwd_p, "S": 3})
