@@ -315,7 +315,12 @@ EVal Elaborator::name(const ast::NameExpr& e) {
   if (e.name == "cluster") diags_.error(e.range, "'cluster' is used through its methods: cluster.rank(), cluster.size(), "
                                                  "cluster.sync(), cluster.reduce(v, op)");
   else if (program_.lookup(e.name)) diags_.error(e.range, "function '" + e.name + "' is not a value; call it");
-  else diags_.error(e.range, "unknown name '" + e.name + "'");
+  else if (auto k = kernelConsts_.find(e.name); inFn_ && k != kernelConsts_.end()) {
+    auto& d = diags_.error(e.range, "unknown name '" + e.name + "': a helper sees only its own parameters and const "
+                                    "generics; declare '" + e.name + "' among them and pass it (" + e.name + " = " +
+                                    e.name + ")");
+    DiagEngine::note(d, k->second, "the kernel's const generic '" + e.name + "' is declared here");
+  } else diags_.error(e.range, "unknown name '" + e.name + "'");
   return EVal::error();
 }
 

@@ -46,6 +46,7 @@ std::optional<EVal> Elaborator::parseConstText(const ast::GenericParam& g, const
 bool Elaborator::resolveConsts(const ast::FuncDecl& k, const ConstOverrides& overrides) {
   bool ok = true;
   std::set<std::string> seen;
+  kernelConsts_.clear();
   for (const auto& g : k.generics) {
     if (!seen.insert(g.name).second) {
       diags_.error(g.range, "const parameter '" + g.name + "' declared twice");
@@ -66,6 +67,7 @@ bool Elaborator::resolveConsts(const ast::FuncDecl& k, const ConstOverrides& ove
       continue;
     }
     consts_[g.name] = *v;
+    kernelConsts_[g.name] = g.range;
     ir::Attr a;
     switch (v->kind) {
       case EVal::Kind::Int: a = v->i; break;
@@ -298,10 +300,11 @@ EVal Elaborator::callFn(const ast::FuncDecl& fn, CallArgs& args, SourceRange r) 
   }
   // A fn sees its own parameters and const generics, not the caller's locals.
   auto savedScopes = std::move(scopes_);
-  auto savedConsts = consts_;
+  auto savedConsts = std::move(consts_);
   auto* savedResult = fnResult_;
   bool savedInFn = inFn_;
   scopes_.clear();
+  consts_.clear();
   pushScope();
   bool ok = true;
   for (const auto& g : fn.generics) {

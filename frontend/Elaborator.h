@@ -134,6 +134,9 @@ private:
   ir::Builder builder_;
   std::vector<std::unordered_map<std::string, Binding>> scopes_;
   std::map<std::string, EVal> consts_;
+  /// The kernel's const generics by name, where declared: a helper does not
+  /// see them (consts_ holds only its own), and its error says so.
+  std::map<std::string, SourceRange> kernelConsts_;
   std::vector<std::pair<std::string, ir::Attr>> constRecord_;
   int inlineDepth_ = 0;
   int64_t sharedBytes_ = 0;
