@@ -583,6 +583,15 @@ def test_split_backward_into_rows_of_sums(rms, m, n, p, r_, block, cluster):
         assert not acc.view(np.uint32).any(), "rmsnorm_bwd_dw_take leaves dw_acc at +0.0"
 
 
+def test_split_backward_into_no_rows_is_refused(rms):
+    """A dw_acc without rows would make every CTA's row index p % 0: the
+    launch requirement refuses it before anything runs, and names R."""
+    x = np.ones((4, 100), np.float32)
+    with pytest.raises(fnk.ArgumentError, match=r"R >= 1.*R = 0"):
+        rms.rmsnorm_bwd_split_acc(x, x[0], x, np.ones(4, np.float32), np.empty_like(x), np.zeros((0, 100), np.float32),
+                                  BLOCK_N=64, CLUSTER=2, WARPS=1, P=2, T="f32")
+
+
 @pytest.mark.parametrize("kernel,consts", [("rms_bwd_split_l2pipe", {}), ("rms_bwd_split_bulk", {"S": 2})])
 def test_cluster_split_backward_variants(kernel, consts):
     """bench/variants.fnk's split backwards against NumPy, rows split over a
