@@ -8,7 +8,7 @@ v18's partial rows, a grid barrier from bench/variants.fnk), each checked
 against torch.
 With --once each case runs once, outside any graph, for ncu to give each
 kernel's own duration without the launch around it:
-    python3 bench/split_probe.py [--reps N] [--m M] [--once]
+    python3 bench/split_probe.py [--reps N] [--m M] [--n N] [--reds R,R] [--once]
     ncu --metrics gpu__time_duration.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed \
         python3 bench/split_probe.py --once
 """
@@ -30,7 +30,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--reps", type=int, default=50)
     ap.add_argument("--m", type=int, default=2048)
-    ap.add_argument("--n", type=int, default=8192, help="columns; the one-kernel forms only at 8192")
+    ap.add_argument("--n", type=int, default=8192, help="columns (the grid-barrier form only at 8192)")
     ap.add_argument("--once", action="store_true", help="each case once, no timing (for ncu)")
     ap.add_argument("--reds", default="8", help="other R of the accumulating split to time (fnk.torch's: ACC_ROWS)")
     a = ap.parse_args()
