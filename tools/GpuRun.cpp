@@ -74,7 +74,7 @@ Status runGpu(const ir::Function& fn, std::vector<interp::Arg>& args, const GpuR
   double traffic = 0;
   std::vector<uint8_t> host;
   // Outputs start poisoned, but those the kernel adds to atomically start as
-  // given (zeros from `fnk run`); --check runs the interpreter from the same.
+  // given (zeros from `fnk run`, or its --in); --check runs the interpreter from the same.
   std::vector<HostArray> initial(fn.params.size());
   for (size_t i = 0; i < fn.params.size(); ++i) {
     if (!fn.params[i].type.isTensor()) continue;

@@ -39,7 +39,9 @@ fnk run options:
   --in NAME=PATH.npy       an input tensor (repeatable); bf16/f16 parameters read
                            float32 files, rounding to nearest even
   --out NAME=PATH.npy      an output tensor (repeatable); floats are written as
-                           float32, integers as their own type
+                           float32, integers as their own type. An output the
+                           kernel adds to atomically starts at zero, or at what
+                           --in NAME=PATH.npy gives
   --dim NAME=VALUE         a symbolic dim that only output tensors carry (such
                            as the partial-sum count P of a backward kernel)
   --device cpu|gpu         where to run (default cpu, the interpreter)
@@ -111,7 +113,13 @@ int run(RunOptions& o) {
   for (const auto& [name, path] : ins) {
     int i = binder.paramIndex(name, err);
     if (i < 0) return fail("--in " + name + ": " + err.message());
-    if (fn.params[i].type.isOut) return fail("--in " + name + ": '" + name + "' is an output; pass it with --out");
+    // An output the kernel adds to atomically is read as well as written: --in
+    // gives its contents on entry (zeros otherwise), --out its result.
+    if (fn.params[i].type.isOut && !fn.addsAtomically(static_cast<size_t>(i)))
+      return fail("--in " + name + ": '" + name + "' is an output; pass it with --out (--in gives an output's "
+                  "contents on entry only where the kernel adds to it atomically)");
+    if (fn.params[i].type.isOut && !o.outs.count(name))
+      return fail("--in " + name + " gives the output's contents on entry; pass --out " + name + "=PATH for its result");
     if (!fn.params[i].type.isTensor()) return fail("--in " + name + ": '" + name + "' is a scalar; pass it with --arg");
     if (Status s = readNpy(path, arrays[i]); !s) return fail("input '" + name + "': " + s.message());
     if (Status s = binder.bindTensor(name, arrays[i]); !s) return fail("input " + s.message() + " (" + path + ")");
@@ -133,6 +141,7 @@ int run(RunOptions& o) {
     int i = binder.paramIndex(name, err);
     if (i < 0) return fail("--out " + name + ": " + err.message());
     if (!fn.params[i].type.isOut) return fail("--out " + name + ": '" + name + "' is not an out tensor");
+    if (o.ins.count(name)) continue;  // bound above with its contents on entry
     if (Status s = binder.allocateOutput(name, arrays[i]); !s) return fail(s.message());
   }
   std::vector<interp::Arg> args;

@@ -39,6 +39,11 @@ def rmsnorm_cases(rng, M, N):
         yield ("stdlib/norm/rmsnorm.fnk", "rmsnorm_bwd", {"x": x, "w": w, "dy": dy, "rstd": _rstd(x)},
                ["dx", "dw_partial"], {}, {"P": P}, {"BLOCK_N": max(256, 1 << (N - 1).bit_length())})
     yield ("stdlib/norm/rmsnorm.fnk", "rmsnorm_bwd_dw", {"partial": rng.standard_normal((P, N))}, ["dw"], {}, {})
+    # The rows of sums rmsnorm_bwd_split_acc leaves (dw_acc's contents on entry: fnk run --in for an output the
+    # kernel adds to atomically), summed into dw and emptied: 16 rows as fnk.torch takes them, and 3.
+    for r in (16, 3):
+        yield ("stdlib/norm/rmsnorm.fnk", "rmsnorm_bwd_dw_take", {"dw_acc": rng.standard_normal((r, N))},
+               ["dw", "dw_acc"], {}, {})
     mu, r = _mean_rstd(x)
     b = rng.standard_normal(N)
     yield ("stdlib/norm/layernorm.fnk", "layernorm_fwd", {"x": x, "w": w, "b": b}, ["y", "mean", "rstd"],
