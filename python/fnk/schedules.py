@@ -137,8 +137,8 @@ def rms_bwd(n, resident=None, m=None, sms=132):
     4 warps, 3 CTAs per SM or 16 warps slower; backend v16). The splits of
     up to 8192 columns per CTA add their dw partials into ACC_ROWS rows of
     sums (rmsnorm_bwd_split_acc, then rmsnorm_bwd_dw_take) instead of storing
-    one row per cluster for rmsnorm_bwd_dw: 2048x8192 30.1-30.3 us against
-    32.4-32.6, 8192x65536 806 against 816, 32768x8192 a tie (backend v19)."""
+    one row per cluster for rmsnorm_bwd_dw: 2048x8192 30.1-30.7 us against
+    32.4-32.7, 8192x65536 806 against 816, 32768x8192 a tie (backend v19)."""
     if n <= 2048:
         return Launch("rmsnorm_bwd_rows", rows_tile(n, 4 if n <= 512 else 8, elems=2048), per_sm=4)
     if 4096 < n <= 8192:
@@ -187,8 +187,8 @@ def ln_bwd(n, m=None, sms=132):
 
 
 # Rows of sums the accumulating splits add their dw partials into: 132
-# clusters add 8 or 9 times per address at 16 (2048x8192: 30.1-30.3 us at
-# 16, 30.3-30.6 at 8, 30.4-31.0 at 6 and 11; backend v19).
+# clusters add 8 or 9 times per address at 16 (2048x8192 over four calls:
+# 30.1-30.7 us at 16, 30.3-30.9 at 8, 30.4-31.0 at 6 and 11; backend v19).
 ACC_ROWS = 16
 
 
