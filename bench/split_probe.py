@@ -8,7 +8,7 @@ v18's partial rows, a grid barrier from bench/variants.fnk), each checked
 against torch.
 With --once each case runs once, outside any graph, for ncu to give each
 kernel's own duration without the launch around it:
-    python3 bench/split_probe.py [--reps N] [--m M] [--n N] [--reds R,R] [--once]
+    python3 bench/split_probe.py [--reps N] [--m M] [--n N] [--reds R,R] [--grid-p P,P] [--rounds K] [--once]
     ncu --metrics gpu__time_duration.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed \
         python3 bench/split_probe.py --once
 """
@@ -33,6 +33,9 @@ def main():
     ap.add_argument("--n", type=int, default=8192, help="columns (the grid-barrier form only at 8192)")
     ap.add_argument("--once", action="store_true", help="each case once, no timing (for ncu)")
     ap.add_argument("--reds", default="8", help="other R of the accumulating split to time (fnk.torch's: ACC_ROWS)")
+    ap.add_argument("--grid-p", type=lambda v: [int(p) for p in v.split(",") if p], default=[],
+                    help="also fnk.torch's accumulating split over these numbers of clusters P (N = 8192 only)")
+    ap.add_argument("--rounds", type=int, default=1, help="time every case this many times, in turn")
     a = ap.parse_args()
     print(bench.device_id(), flush=True)
     rms = fnk.load(bench.REPO / "stdlib" / "norm" / "rmsnorm.fnk")
@@ -88,6 +91,19 @@ def main():
         backwards = {f"fnk.torch ({bl.kernel} + rmsnorm_bwd_dw)": lambda: (rows_partial(), dws())}
     if N == 8192:
         backwards["gridsync"] = gridsync
+    if a.grid_p and N == 8192:
+        r16 = schedules.ACC_ROWS
+        accs.setdefault(r16, torch.zeros(r16, N, device="cuda"))
+
+        def take():
+            rms.rmsnorm_bwd_dw_take(accs[r16], dw)
+
+        def acc(kernel, **c):
+            return lambda: (kernel(x, w, dy, rstd, dx, accs[r16], **c), take())
+
+        split = {k: bl.consts[k] for k in ("BLOCK_N", "CLUSTER", "WARPS", "L2")}
+        for p in a.grid_p:
+            backwards[f"split acc P={p}"] = acc(rms.rmsnorm_bwd_split_acc, P=p, **split)
     fwd_name = f"fnk forward ({fl.kernel})"
     cases = [
         ("one-element add (a launch's floor)", lambda: torch.add(one, one, out=one_out)),
@@ -106,15 +122,16 @@ def main():
             fn()
             torch.cuda.synchronize()
         return 0
-    times = {}
-    for name, fn in cases:
-        times[name] = bench.time_graph(fn, a.reps)
-        print(f"  {name:48} {times[name]:8.2f} us", flush=True)
-    cp = times["copy: mul, then add (as the bench)"] - times["copy: mul alone"]
-    print(f"backward as the bench takes it (copy {cp:.2f} us):")
-    for name in backwards:
-        t = times[f"fnk forward + {name}"] - times[fwd_name]
-        print(f"  {name:44} {t:8.2f} us  copy / it {cp / t:.3f}")
+    for rnd in range(a.rounds):
+        times = {}
+        for name, fn in cases:
+            times[name] = bench.time_graph(fn, a.reps)
+            print(f"  {name:48} {times[name]:8.2f} us", flush=True)
+        cp = times["copy: mul, then add (as the bench)"] - times["copy: mul alone"]
+        print(f"backward as the bench takes it, round {rnd + 1} (copy {cp:.2f} us):")
+        for name in backwards:
+            t = times[f"fnk forward + {name}"] - times[fwd_name]
+            print(f"  {name:44} {t:8.2f} us  copy / it {cp / t:.3f}")
     ref_dw = (dy.float() * x.float() * rstd[:, None]).sum(0)
     worst = 0.0
     for name, bwd in backwards.items():  # each backward's own answer, dx and dw poisoned first

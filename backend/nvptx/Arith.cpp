@@ -86,6 +86,26 @@ llvm::Value* Lowerer::cast(llvm::Value* v, ir::DType from, ir::DType to) {
   return sgn ? b.CreateSExtOrTrunc(v, dst) : b.CreateZExtOrTrunc(v, dst);
 }
 
+// Integer division and remainder as the interpreter defines them. A zero
+// divisor traps: the interpreter stops with "integer division by zero", and
+// the runtime reports the trap as a fault of this kernel, where PTX's div
+// would give garbage and go on. INT_MIN / -1 wraps to INT_MIN with remainder
+// 0, where LLVM leaves the overflow undefined. A constant divisor other than
+// 0 and -1 needs neither check, so index arithmetic by const generics is
+// unchanged.
+llvm::Value* Lowerer::intDivRem(bool div, bool sgn, llvm::Value* x, llvm::Value* d) {
+  auto* c = llvm::dyn_cast<llvm::ConstantInt>(d);
+  llvm::Type* t = d->getType();
+  if (!c || c->isZero())
+    emitIf(b.CreateICmpEQ(d, llvm::ConstantInt::get(t, 0)), [&] { intrinsic(llvm::Intrinsic::trap, {}, {}); });
+  if (!sgn) return div ? b.CreateUDiv(x, d) : b.CreateURem(x, d);
+  if (c && !c->isMinusOne()) return div ? b.CreateSDiv(x, d) : b.CreateSRem(x, d);
+  llvm::Value* minusOne = b.CreateICmpEQ(d, llvm::ConstantInt::getSigned(t, -1));
+  llvm::Value* safe = b.CreateSelect(minusOne, llvm::ConstantInt::get(t, 1), d);
+  llvm::Value* q = div ? b.CreateSDiv(x, safe) : b.CreateSRem(x, safe);
+  return b.CreateSelect(minusOne, div ? b.CreateNeg(x) : llvm::ConstantInt::get(t, 0), q);
+}
+
 llvm::Value* Lowerer::arith(const ir::Operation& op, const std::vector<llvm::Value*>& in) {
   using K = ir::OpKind;
   const ir::DType inT = op.operand(op.kind() == K::Select ? 1 : 0)->type().dtype;
@@ -128,8 +148,8 @@ llvm::Value* Lowerer::arith(const ir::Operation& op, const std::vector<llvm::Val
     case K::Add: r = isF ? b.CreateFAdd(a[0], a[1]) : b.CreateAdd(a[0], a[1]); break;
     case K::Sub: r = isF ? b.CreateFSub(a[0], a[1]) : b.CreateSub(a[0], a[1]); break;
     case K::Mul: r = isF ? b.CreateFMul(a[0], a[1]) : b.CreateMul(a[0], a[1]); break;
-    case K::Div: r = isF ? b.CreateFDiv(a[0], a[1]) : sgn ? b.CreateSDiv(a[0], a[1]) : b.CreateUDiv(a[0], a[1]); break;
-    case K::Rem: r = isF ? b.CreateFRem(a[0], a[1]) : sgn ? b.CreateSRem(a[0], a[1]) : b.CreateURem(a[0], a[1]); break;
+    case K::Div: r = isF ? b.CreateFDiv(a[0], a[1]) : intDivRem(true, sgn, a[0], a[1]); break;
+    case K::Rem: r = isF ? b.CreateFRem(a[0], a[1]) : intDivRem(false, sgn, a[0], a[1]); break;
     case K::Min:
       r = isF ? intrinsic(llvm::Intrinsic::minnum, {fty}, {a[0], a[1]})
               : intrinsic(sgn ? llvm::Intrinsic::smin : llvm::Intrinsic::umin, {a[0]->getType()}, {a[0], a[1]});

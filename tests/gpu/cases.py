@@ -267,6 +267,9 @@ def lang_cases(rng):
     x1 = rng.standard_normal(1000) * 2.0
     yield (f, "lang_math", {"x": x1}, ["y"], {}, {})
     yield (f, "lang_int", {"x": x1}, ["y"], {}, {})
+    divisors = rng.choice([-9, -3, -1, 1, 2, 7, 13], 1000).astype(np.float64)
+    for d in (7, -3, -1):
+        yield (f, "lang_int_div", {"x": x1, "dv": divisors}, ["y"], {"d": d, "m1": -1}, {})
     yield (f, "lang_casts", {"x": x1}, ["y"], {}, {})
     yield (f, "lang_reduce", {"x": rng.standard_normal((37, 64))}, ["rows_out", "cols_out", "all_out"], {}, {"P": 3})
     for rows, p in ((6, 7), (8, 5)):  # rows in warps, with and without padding rows

@@ -127,6 +127,13 @@ np.save('$OUT/bench_w.npy', r.standard_normal(262144).astype(np.float32))"
   expect_error "zero loop step traps" loop_step.log "kernel 'scalar_step': cuCtxSynchronize failed" 60 \
     "$FNK" run tests/lit/gpu/Inputs/loop_step.fnk -k scalar_step --device gpu --in x="$OUT/step_x.npy" \
     --out y="$OUT/step_y.npy" --arg s=0
+  # An integer division by a zero the launch chose traps (the interpreter's
+  # "integer division by zero") instead of giving garbage.
+  python3 -c "import numpy as np; np.save('$OUT/div_x.npy', np.ones(300, np.float32))"
+  expect_error "integer division by zero traps" int_div.log "kernel 'lang_int_div': cuCtxSynchronize failed" 60 \
+    "$FNK" run tests/gpu/lang.fnk -k lang_int_div --device gpu --in x="$OUT/div_x.npy" --in dv="$OUT/div_x.npy" \
+    --out y="$OUT/div_y.npy" --arg d=0 --arg m1=-1
+  rm -f "$OUT"/div_?.npy
   # CTAs that wait for each other (wait_ge): a grid the GPU cannot hold at
   # once is refused before the launch, and a wait no CTA ends traps (after
   # 2^24 tries, seconds) with the kernel's name instead of hanging the GPU.
