@@ -58,10 +58,6 @@ def main():
         ("example SB=256 L2=6*SMs (the bench)", *fwd(SB=256, L2=6 * sms)),
         ("example SB=256 L2=0", *fwd(SB=256)),
     ]
-    for r0, sb in ((1, 256), (2, 256), (1, 128)):  # variants.fnk's dit_fwd_peel: a and c after the first rows' statistics
-        cases.append((f"peel ROWS0={r0} SB={sb} L2=6*SMs",
-                      lambda r0=r0, sb=sb: var.dit_fwd_peel(*t, eps=1e-6, SB=sb, L2=6 * sms, ROWS0=r0),
-                      lambda: tune.rel_err(y, ref)))
     for sb, st in ((256, 3), (256, 4), (128, 3)):
         cases.append((f"fnk copy_staged SB={sb} STAGES={st}",
                       lambda sb=sb, st=st: var.copy_staged(x, y, SB=sb, STAGES=st), copied))
