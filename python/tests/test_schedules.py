@@ -81,10 +81,23 @@ def test_rmsnorm_backward_of_4097_to_8192_columns_over_clusters_of_two():
         b = schedules.rms_bwd(n, m=m, sms=SMS)
         assert (b.kernel, b.cluster, b.consts) == (
             "rmsnorm_bwd_split_acc", 2, {"BLOCK_N": 4096, "CLUSTER": 2, "WARPS": 8, "L2": 2})
-        clusters = min(m or 10 ** 6, 2 * SMS) // 2
+        clusters = {2048: 128, 32768: SMS, 8: 4, None: SMS}[m]  # as few as leave each the same most rows
         assert schedules.partial_rows(m or 10 ** 6, SMS, b) == clusters
         assert schedules.acc_rows(m or 10 ** 6, SMS, b) == min(schedules.ACC_ROWS, clusters)
     assert schedules.rms_bwd(4096, m=2048, sms=SMS).kernel == "rmsnorm_bwd"
+
+
+def test_partial_rows_balanced():
+    """Grids of one row per step take the fewest CTAs (or clusters) that leave
+    each the same most rows; grids of row blocks (ROWS) keep the formula's."""
+    split = schedules.rms_bwd(8192, m=2048, sms=SMS)
+    for m in (1, 7, 131, 132, 133, 2048, 4096, 32768, 10 ** 6):
+        p, formula = schedules.partial_rows(m, SMS, split), max(1, min(m, 2 * SMS) // 2)
+        most = -(-m // formula)
+        assert p <= formula and -(-m // p) == most and (p == 1 or -(-m // (p - 1)) > most), (m, p)
+    assert schedules.partial_rows(2048, SMS, split) == 128
+    rows = schedules.rms_bwd(1024, m=2048, sms=SMS)
+    assert "ROWS" in rows.consts and schedules.partial_rows(2048, SMS, rows) == min(2048, 4 * SMS)
 
 
 def check_rmsnorm(rms, n, resident=None):
