@@ -8,7 +8,7 @@ v18's partial rows, a grid barrier from bench/variants.fnk), each checked
 against torch.
 With --once each case runs once, outside any graph, for ncu to give each
 kernel's own duration without the launch around it:
-    python3 bench/split_probe.py [--reps N] [--m M] [--n N] [--reds R,R] [--grid-p P,P] [--pairs] [--rounds K] [--once]
+    python3 bench/split_probe.py [--reps N] [--m M] [--n N] [--reds R,R] [--grid-p P,P] [--rounds K] [--once]
     ncu --metrics gpu__time_duration.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed \
         python3 bench/split_probe.py --once
 """
@@ -35,8 +35,6 @@ def main():
     ap.add_argument("--reds", default="8", help="other R of the accumulating split to time (fnk.torch's: ACC_ROWS)")
     ap.add_argument("--grid-p", type=lambda v: [int(p) for p in v.split(",") if p], default=[],
                     help="also fnk.torch's accumulating split over these numbers of clusters P (N = 8192 only)")
-    ap.add_argument("--pairs", action="store_true",
-                    help="also variants.fnk's rms_bwd_split2 (two rows per step) at a few P and L2 (N = 8192 only)")
     ap.add_argument("--rounds", type=int, default=1, help="time every case this many times, in turn")
     a = ap.parse_args()
     print(bench.device_id(), flush=True)
@@ -93,7 +91,7 @@ def main():
         backwards = {f"fnk.torch ({bl.kernel} + rmsnorm_bwd_dw)": lambda: (rows_partial(), dws())}
     if N == 8192:
         backwards["gridsync"] = gridsync
-    if (a.grid_p or a.pairs) and N == 8192:
+    if a.grid_p and N == 8192:
         r16 = schedules.ACC_ROWS
         accs.setdefault(r16, torch.zeros(r16, N, device="cuda"))
 
@@ -106,9 +104,6 @@ def main():
         split = {k: bl.consts[k] for k in ("BLOCK_N", "CLUSTER", "WARPS", "L2")}
         for p in a.grid_p:
             backwards[f"split acc P={p}"] = acc(rms.rmsnorm_bwd_split_acc, P=p, **split)
-    if a.pairs and N == 8192:  # variants.fnk's rms_bwd_split2: two rows per step, 16-warp CTAs, one per SM
-        for p, l2 in ((64, 2), (64, 1), (64, 0), (66, 2)):
-            backwards[f"split2 P={p} L2={l2}"] = acc(var.rms_bwd_split2, P=p, L2=l2)
     fwd_name = f"fnk forward ({fl.kernel})"
     cases = [
         ("one-element add (a launch's floor)", lambda: torch.add(one, one, out=one_out)),
