@@ -8,7 +8,7 @@ v18's partial rows, a grid barrier from bench/variants.fnk), each checked
 against torch.
 With --once each case runs once, outside any graph, for ncu to give each
 kernel's own duration without the launch around it:
-    python3 bench/split_probe.py [--reps N] [--m M] [--n N] [--reds R,R] [--grid-p P,P] [--rounds K] [--once]
+    python3 bench/split_probe.py [--reps N] [--m M] [--n N] [--reds R,R] [--grid-p P,P] [--acc-variant KERNEL:K=V,...] [--rounds K] [--once]
     ncu --metrics gpu__time_duration.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed \
         python3 bench/split_probe.py --once
 """
@@ -35,6 +35,9 @@ def main():
     ap.add_argument("--reds", default="8", help="other R of the accumulating split to time (fnk.torch's: ACC_ROWS)")
     ap.add_argument("--grid-p", type=lambda v: [int(p) for p in v.split(",") if p], default=[],
                     help="also fnk.torch's accumulating split over these numbers of clusters P (N = 8192 only)")
+    ap.add_argument("--acc-variant", action="append", default=[], metavar="KERNEL:K=V,...",
+                    help="also a bench/variants.fnk kernel with rmsnorm_bwd_split_acc's parameters, at these consts, "
+                         "then rmsnorm_bwd_dw_take (repeatable; N = 8192 only)")
     ap.add_argument("--rounds", type=int, default=1, help="time every case this many times, in turn")
     a = ap.parse_args()
     print(bench.device_id(), flush=True)
@@ -91,7 +94,7 @@ def main():
         backwards = {f"fnk.torch ({bl.kernel} + rmsnorm_bwd_dw)": lambda: (rows_partial(), dws())}
     if N == 8192:
         backwards["gridsync"] = gridsync
-    if a.grid_p and N == 8192:
+    if (a.grid_p or a.acc_variant) and N == 8192:
         r16 = schedules.ACC_ROWS
         accs.setdefault(r16, torch.zeros(r16, N, device="cuda"))
 
@@ -104,6 +107,10 @@ def main():
         split = {k: bl.consts[k] for k in ("BLOCK_N", "CLUSTER", "WARPS", "L2")}
         for p in a.grid_p:
             backwards[f"split acc P={p}"] = acc(rms.rmsnorm_bwd_split_acc, P=p, **split)
+        for v in a.acc_variant:
+            name, _, consts = v.partition(":")
+            c = {k: int(val) for k, val in (kv.split("=") for kv in consts.split(",") if kv)}
+            backwards[v] = acc(getattr(var, name), **c)
     fwd_name = f"fnk forward ({fl.kernel})"
     cases = [
         ("one-element add (a launch's floor)", lambda: torch.add(one, one, out=one_out)),
