@@ -64,37 +64,42 @@ def _rows(x, n):
 
 
 class _ZeroedRows:
-    """Workspaces of f32 rows that kernels leave at zero after each use (the
-    accumulating backward's dw_acc: rmsnorm_bwd_dw_take empties it), one per
-    device and shape, created once. Two streams must not use one at the same
-    time, so a use on another stream than the last one waits for that one's
-    last use (an event); inside CUDA graph capture it cannot, and the graph's
-    replays must not overlap another stream's backward of the same width."""
+    """f32 rows that kernels leave at zero after each use (the accumulating
+    backward's dw_acc: rmsnorm_bwd_dw_take empties it), and the stream and
+    event of their last use. Two streams must not use them at the same time,
+    so a use on another stream waits for the last one to finish; inside CUDA
+    graph capture it cannot, and the graph's replays must not overlap another
+    stream's backward of the same width."""
 
-    def __init__(self):
-        self._rows = {}
+    def __init__(self, device, rows, n):
+        self.rows = torch.zeros(rows, n, device=device, dtype=torch.float32)
+        self._stream = None
+        self._event = None
 
-    def get(self, device, rows, n):
-        key = (device, rows, n)
-        if key not in self._rows:
-            self._rows[key] = [torch.zeros(rows, n, device=device, dtype=torch.float32), None, None]
-        entry = self._rows[key]
-        stream = torch.cuda.current_stream(device)
-        if entry[1] is not None and entry[1] != stream and not torch.cuda.is_current_stream_capturing():
-            stream.wait_event(entry[2])
-        return entry
+    def acquire(self):
+        """The rows, ordered after their last use when that was on another stream."""
+        stream = torch.cuda.current_stream(self.rows.device)
+        if self._stream is not None and self._stream != stream and not torch.cuda.is_current_stream_capturing():
+            stream.wait_event(self._event)
+        return self.rows
 
-    @staticmethod
-    def used(entry, device):
-        """After the kernels that use entry's rows are launched on the current stream."""
+    def release(self):
+        """After the kernels that use the rows are launched on the current stream."""
         if torch.cuda.is_current_stream_capturing():
             return
-        entry[1] = torch.cuda.current_stream(device)
-        entry[2] = torch.cuda.Event()
-        entry[2].record(entry[1])
+        self._stream = torch.cuda.current_stream(self.rows.device)
+        self._event = torch.cuda.Event()
+        self._event.record(self._stream)
 
 
-_workspaces = _ZeroedRows()
+_workspaces = {}  # (device, rows, n) -> _ZeroedRows, created once
+
+
+def _zeroed_rows(device, rows, n):
+    key = (device, rows, n)
+    if key not in _workspaces:
+        _workspaces[key] = _ZeroedRows(device, rows, n)
+    return _workspaces[key]
 
 
 class _RMSNorm(torch.autograd.Function):
@@ -123,14 +128,16 @@ class _RMSNorm(torch.autograd.Function):
         p = schedules.partial_rows(m, sms, launch)
         dw = torch.empty_like(w)
         if launch.kernel == "rmsnorm_bwd_split_acc":  # dw partials added into a zeroed workspace's rows
-            ws = _workspaces.get(x2.device, schedules.acc_rows(m, sms, launch), n)
+            ws = _zeroed_rows(x2.device, schedules.acc_rows(m, sms, launch), n)
+            acc = ws.acquire()
             try:
-                mod.rmsnorm_bwd_split_acc(x2, w, dy2, rstd, dx, ws[0], **launch.consts, P=p, T=_dtype(x2))
-                mod.rmsnorm_bwd_dw_take(ws[0], dw, T=_dtype(w))
+                mod.rmsnorm_bwd_split_acc(x2, w, dy2, rstd, dx, acc, **launch.consts, P=p, T=_dtype(x2))
+                mod.rmsnorm_bwd_dw_take(acc, dw, T=_dtype(w))
             except BaseException:
-                ws[0].zero_()  # a launch that failed may have left sums behind
+                acc.zero_()  # a launch that failed may have left sums behind
                 raise
-            _workspaces.used(ws, x2.device)
+            finally:
+                ws.release()
             return dx.view(ctx.shape), dw, None
         partial = torch.empty(p, n, device=x2.device, dtype=torch.float32)
         getattr(mod, launch.kernel)(x2, w, dy2, rstd, dx, partial, **launch.consts, T=_dtype(x2))

@@ -2,6 +2,7 @@
 on ragged shapes, bf16 and f32, narrow rows and rows spread over a cluster,
 non-contiguous inputs, and use inside an nn.Module. Skips without a GPU."""
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -61,6 +62,37 @@ def test_rms_norm_backward_workspace_on_two_streams(m, n):
         torch.cuda.current_stream().wait_stream(stream)
         close(dx, rdx, torch.float32, f"dx, call {i}")
         close(dw, rdw, torch.float32, f"dw, call {i}")
+
+
+def test_rms_norm_backward_workspace_waits_for_the_other_stream():
+    """A backward on a second stream waits for the first stream's last use of
+    the shared workspace: stream a is held up by a long kernel before its
+    backward, so stream b's backward, launched after it, must not be done
+    until a's is. Without that wait b would finish at once, and two backwards
+    running together would add into the same rows of sums."""
+    m, n = 64, 6000  # rmsnorm_bwd_split_acc's columns (4097-8192)
+    g = torch.Generator(device="cuda").manual_seed(5)
+    x = torch.randn(m, n, device="cuda", generator=g).requires_grad_()
+    w = (torch.rand(n, device="cuda", generator=g) + 0.5).requires_grad_()
+    dy = torch.randn(m, n, device="cuda", generator=g)
+    rdx, rdw = torch.autograd.grad(F.rms_norm(x, (n,), w, 1e-6), (x, w), dy)
+    torch.autograd.grad(fnt.rms_norm(x, w, 1e-6), (x, w), dy)  # compiled and loaded before the race
+    a, b = torch.cuda.Stream(), torch.cuda.Stream()
+    for s in (a, b):
+        s.wait_stream(torch.cuda.current_stream())
+    torch.cuda.synchronize()
+    with torch.cuda.stream(a):
+        torch.cuda._sleep(200_000_000)  # ~0.1 s at the H200's clocks
+        got_a = torch.autograd.grad(fnt.rms_norm(x, w, 1e-6), (x, w), dy)
+    with torch.cuda.stream(b):
+        got_b = torch.autograd.grad(fnt.rms_norm(x, w, 1e-6), (x, w), dy)
+    time.sleep(0.02)
+    assert not a.query(), "the sleep no longer holds stream a: make it longer"
+    assert not b.query(), "stream b's backward did not wait for stream a's use of the workspace"
+    torch.cuda.synchronize()
+    for name, (dx, dw) in (("a", got_a), ("b", got_b)):
+        close(dx, rdx, torch.float32, f"dx, stream {name}")
+        close(dw, rdw, torch.float32, f"dw, stream {name}")
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
