@@ -139,6 +139,7 @@ public:
   Status lowerElementwise(const ir::Operation& op);
   /// One element of `op` (elementwise or cast) applied to `in` (register types).
   llvm::Value* arith(const ir::Operation& op, const std::vector<llvm::Value*>& in);
+  /// Integer x / d (div) or x % d as the interpreter defines them: a zero d traps.
   llvm::Value* intDivRem(bool div, bool sgn, llvm::Value* x, llvm::Value* d);
   llvm::Value* cast(llvm::Value* v, ir::DType from, ir::DType to);
   llvm::Value* toAcc(llvm::Value* v, ir::DType t);    // widen f16/bf16 to f32

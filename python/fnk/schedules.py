@@ -205,8 +205,9 @@ def partial_rows(m, sms, launch):
     fewest P that leave each the same most rows (k = ceil(m / P) rows, then
     P = ceil(m / k)): no CTA waits longer, and fewer share the memory. At
     2048 rows the split takes 128 clusters of 16 rows, not 132 of which 68
-    take a 16th: 30.14-30.43 us against 30.37-30.72, lower in each of four
-    rounds (bench/split_probe.py --grid-p, backend v20)."""
+    take a 16th: 30.14-30.82 us (mean 30.42) against 30.34-30.88 (mean
+    30.60), lower in 7 of 8 rounds (bench/split_probe.py --grid-p, backend
+    v20)."""
     p = max(1, min(m, launch.grid) if launch.grid else min(m, launch.per_sm * sms) // launch.cluster)
     if "ROWS" in launch.consts:  # row blocks per step: P as the formulas give it
         return p
