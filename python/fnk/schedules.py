@@ -79,7 +79,7 @@ def rows_tile(n, warps, elems=4096):
     return dict(BLOCK_N=b, ROWS=max(1, elems // b), WARPS=warps)
 
 
-def rms_fwd(n, sms=132, resident=None):
+def rms_fwd(n, sms=132, resident=None, dtype="bf16"):
     """Short rows several per CTA (rows_tile: 4096 elements at 4 warps; from
     257 to 1024 columns 8192 at 8 warps, rows in warps: 131072x512 69.4 us
     against 71.4, 65536x1024 70.2 against 70.6); rmsnorm_fwd_row up to 8192
@@ -88,12 +88,19 @@ def rms_fwd(n, sms=132, resident=None):
     CTAs per SM in clusters of 8 (8192x65536: 564 us; 8 per SM 579, 4 641), 6
     in clusters of 16 (1024x262144: 309 us; 4 per SM 313, 3 334, 2 366), or
     for those, the clusters resident at once (_resident_grid: 299 us; 292
-    since the kernel loads w once, backend v7)."""
+    since the kernel loads w once, backend v7). A float32 row of 4097 to 8192
+    columns (32 KB) goes in two 4096-wide chunks instead, read twice (the
+    second time from L2): 56 registers at 8 warps, four CTAs per SM, where the
+    whole row takes 80 and three (32768x8192: 541.1-542.4 us against
+    568.1-569.6; 16 warps 540.7-542.9; 8192-wide chunks 670-686; backend
+    v20)."""
     if 256 < n <= 1024:
         return Launch("rmsnorm_fwd_rows", rows_tile(n, 8, elems=8192))
     if n <= 2048:
         return Launch("rmsnorm_fwd_rows", rows_tile(n, 4))
     if n <= 8192:
+        if dtype == "f32" and n > 4096:
+            return Launch("rmsnorm_fwd", {"BLOCK_N": 4096, "WARPS": 8})
         return Launch("rmsnorm_fwd_row", {"BLOCK_N": block(n)})
     c, b, warps = split(n)
     consts = {"BLOCK_N": b, "CLUSTER": c, "WARPS": warps}

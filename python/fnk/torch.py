@@ -110,7 +110,7 @@ class _RMSNorm(torch.autograd.Function):
         w = weight.contiguous()
         y = torch.empty_like(x2)
         rstd = torch.empty(x2.shape[0], device=x.device, dtype=torch.float32)
-        launch = schedules.rms_fwd(n, _sms(x2.device), _resident("rmsnorm", _dtype(x2)))
+        launch = schedules.rms_fwd(n, _sms(x2.device), _resident("rmsnorm", _dtype(x2)), dtype=_dtype(x2))
         getattr(_module("rmsnorm"), launch.kernel)(x2, w, y, rstd, eps=float(eps), **launch.consts, T=_dtype(x2))
         ctx.save_for_backward(x2, w, rstd)
         ctx.shape = x.shape

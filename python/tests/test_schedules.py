@@ -87,6 +87,16 @@ def test_rmsnorm_backward_of_4097_to_8192_columns_over_clusters_of_two():
     assert schedules.rms_bwd(4096, m=2048, sms=SMS).kernel == "rmsnorm_bwd"
 
 
+def test_float32_forward_of_4097_to_8192_columns_in_chunks():
+    """A float32 row of 4097-8192 columns goes in two 4096-wide chunks
+    (rmsnorm_fwd); bf16 and f16 rows stay whole (rmsnorm_fwd_row)."""
+    for n in (4097, 6000, 8192):
+        assert schedules.rms_fwd(n, SMS, dtype="f32") == schedules.Launch("rmsnorm_fwd", {"BLOCK_N": 4096, "WARPS": 8})
+        for dt in ("bf16", "f16"):
+            assert schedules.rms_fwd(n, SMS, dtype=dt).kernel == "rmsnorm_fwd_row"
+    assert schedules.rms_fwd(4096, SMS, dtype="f32").kernel == "rmsnorm_fwd_row"
+
+
 def test_partial_rows_balanced():
     """Grids of one row per step take the fewest CTAs (or clusters) that leave
     each the same most rows; grids of row blocks (ROWS) keep the formula's."""
@@ -102,7 +112,7 @@ def test_partial_rows_balanced():
 
 def check_rmsnorm(rms, n, resident=None):
     x, w, dy, _ = arrays(n, n)
-    fwd = schedules.rms_fwd(n, SMS, resident)
+    fwd = schedules.rms_fwd(n, SMS, resident, dtype="f32")
     y, rstd = np.full_like(x, np.nan), np.full(M, np.nan, np.float32)
     getattr(rms, fwd.kernel)(x, w, y, rstd, eps=1e-6, **fwd.consts, T="f32")
     x64 = x.astype(np.float64)
