@@ -240,6 +240,17 @@ def variant_cases():
     for bn, wp in ((2048, 4), (2048, 8), (4096, 4), (4096, 8), (4096, 16), (8192, 8), (8192, 16)):
         yield ("RMSNorm fwd f32 32768x8192", f"stdlib chunked BLOCK_N={bn} WARPS={wp}", 2 * M * N * 4,
                lambda bn=bn, wp=wp: rms.rmsnorm_fwd(xf, wf, yf, rf, eps=1e-6, BLOCK_N=bn, WARPS=wp))
+    # float32 LayerNorm rows: the whole-row kernel spills 720 bytes in f32; chunks (fnk.torch's since backend v20).
+    bf_ = b.float()
+    mf = torch.empty(M, device=DEV)
+    ref_lf = F.layer_norm(xf, (N,), wf, bf_, 1e-6)
+    CHECKS["LayerNorm fwd f32 32768x8192"] = lambda: rel_err(yf, ref_lf)
+    yield ("LayerNorm fwd f32 32768x8192", "stdlib row WARPS=8 CTAS=3", 2 * M * N * 4,
+           lambda: ln.layernorm_fwd_row(xf, wf, bf_, yf, mf, rf, eps=1e-6, BLOCK_N=8192, WARPS=8, CTAS=3, L2=3 * sms))
+    for bn, wp in ((2048, 4), (4096, 8), (4096, 16)):
+        yield ("LayerNorm fwd f32 32768x8192", f"stdlib chunked BLOCK_N={bn} WARPS={wp}", 2 * M * N * 4,
+               lambda bn=bn, wp=wp: ln.layernorm_fwd(xf, wf, bf_, yf, mf, rf, eps=1e-6, BLOCK_N=bn, WARPS=wp))
+    del xf, yf
     for bn, wp in ((2048, 4), (2048, 2), (2048, 8), (1024, 4), (4096, 4), (4096, 8), (8192, 8)):
         yield ("LayerNorm fwd 32768x8192", f"stdlib BLOCK_N={bn} WARPS={wp}", fwd,
                lambda bn=bn, wp=wp: ln.layernorm_fwd(x, w, b, y, mean, rstd, eps=1e-6, BLOCK_N=bn, WARPS=wp))

@@ -1,7 +1,7 @@
 """Registers and spills (fnkc --resource-usage, i.e. ptxas -v) of every
 launch fnk.torch makes (python/fnk/schedules.py) for rows of several widths,
-bf16: one line per distinct kernel setting, "kernel {consts}: R registers, S
-bytes spilled"."""
+bf16 and float32 (whose settings carry 'T': 'f32'): one line per distinct
+kernel setting, "kernel {consts}: R registers, S bytes spilled"."""
 import importlib.util
 import re
 import subprocess
@@ -15,12 +15,14 @@ spec.loader.exec_module(schedules)
 
 files = {"rmsnorm": root / "stdlib" / "norm" / "rmsnorm.fnk", "layernorm": root / "stdlib" / "norm" / "layernorm.fnk"}
 launches = {}
-for n in (7, 128, 512, 1000, 2048, 4096, 8192, 16384, 65536, 262144):
-    # The backwards also as launched for few rows (m = 1: the row kernels without their L2 request).
-    for launch in (schedules.rms_fwd(n), schedules.rms_bwd(n), schedules.rms_bwd(n, m=1),
-                   schedules.ln_fwd(n), schedules.ln_bwd(n), schedules.ln_bwd(n, m=1)):
-        key = (launch.kernel, tuple(sorted(launch.consts.items())))
-        launches[key] = files["rmsnorm" if launch.kernel.startswith("rms") else "layernorm"]
+for dt in ("bf16", "f32"):
+    for n in (7, 128, 512, 1000, 2048, 4096, 8192, 16384, 65536, 262144):
+        # The backwards also as launched for few rows (m = 1: the row kernels without their L2 request).
+        for launch in (schedules.rms_fwd(n, dtype=dt), schedules.rms_bwd(n), schedules.rms_bwd(n, m=1),
+                       schedules.ln_fwd(n), schedules.ln_bwd(n), schedules.ln_bwd(n, m=1)):
+            consts = {**launch.consts, **({"T": dt} if dt != "bf16" else {})}
+            key = (launch.kernel, tuple(sorted(consts.items())))
+            launches[key] = files["rmsnorm" if launch.kernel.startswith("rms") else "layernorm"]
 for (kernel, consts), path in sorted(launches.items()):
     args = [fnkc, str(path), "-k", kernel, "--emit=cubin", "--resource-usage", "-o", "/dev/null"]
     for k, v in consts:
