@@ -62,7 +62,7 @@ private:
   Status emitOp(const ir::Operation& op, std::string grid[3]) {
     auto a = [&](unsigned i) { return name(op.operand(i)); };
     static const std::map<OpKind, const char*> infix = {
-        {OpKind::Add, "+"}, {OpKind::Sub, "-"}, {OpKind::Mul, "*"}, {OpKind::Div, "/"}, {OpKind::And, "&"},
+        {OpKind::Add, "+"}, {OpKind::Sub, "-"}, {OpKind::Mul, "*"}, {OpKind::And, "&"},
         {OpKind::Or, "|"},  {OpKind::Xor, "^"}, {OpKind::Shl, "<<"}, {OpKind::Shr, ">>"}};
     static const std::map<std::string, const char*> cmp = {{"lt", "<"}, {"le", "<="}, {"gt", ">"},
                                                            {"ge", ">="}, {"eq", "=="}, {"ne", "!="}};
@@ -80,10 +80,36 @@ private:
       case OpKind::Not: bind(op, op.result()->type().dtype == DType::I1 ? "!" + a(0) : "~" + a(0)); return Status::ok();
       case OpKind::Min: bind(op, a(0) + " < " + a(1) + " ? " + a(0) + " : " + a(1)); return Status::ok();
       case OpKind::Max: bind(op, a(0) + " > " + a(1) + " ? " + a(0) + " : " + a(1)); return Status::ok();
-      case OpKind::Rem:
-        if (ir::isFloat(op.result()->type().dtype)) return Status::error("float remainder in a launch region");
-        bind(op, a(1) + " == 0 ? 0 : " + a(0) + " % " + a(1));
+      case OpKind::Div:
+      case OpKind::Rem: {
+        const DType t = op.result()->type().dtype;
+        const bool div = op.kind() == OpKind::Div;
+        if (!div && ir::isFloat(t)) return Status::error("float remainder in a launch region");
+        if (ir::isFloat(t)) {
+          bind(op, a(0) + " / " + a(1));
+          return Status::ok();
+        }
+        // As the interpreter: a zero divisor is an error (the launch is
+        // refused), and the most negative value divided by -1 wraps to itself
+        // with remainder 0, where C's overflow would be undefined (SIGFPE). A
+        // constant divisor other than 0 and -1 needs neither check.
+        const ir::Operation* d = op.operand(1)->definingOp();
+        const ir::Attr* dv = d && d->kind() == OpKind::Constant ? d->attrs().get("value") : nullptr;
+        const std::string dstr = dv ? ir::attrStr(*dv) : "";
+        if (dv && dstr != "0" && dstr != "-1") {
+          bind(op, a(0) + (div ? " / " : " % ") + a(1));
+          return Status::ok();
+        }
+        os_ << "  if (" << a(1) << " == 0) return CUDA_ERROR_INVALID_VALUE;  /* integer "
+            << (div ? "division" : "remainder") << " by zero */\n";
+        if (!ir::isSigned(t)) {
+          bind(op, a(0) + (div ? " / " : " % ") + a(1));
+          return Status::ok();
+        }
+        const std::string minusOne = div ? "(int64_t)(0ULL - (uint64_t)" + a(0) + ")" : "0";
+        bind(op, a(1) + " == -1 ? " + minusOne + " : " + a(0) + (div ? " / " : " % ") + a(1));
         return Status::ok();
+      }
       case OpKind::Select: bind(op, a(0) + " ? " + a(1) + " : " + a(2)); return Status::ok();
       case OpKind::Cmp: bind(op, a(0) + " " + cmp.at(op.attrs().getStr("pred")) + " " + a(1)); return Status::ok();
       case OpKind::LaunchCheck:
@@ -95,8 +121,6 @@ private:
         return Status::ok();
       default:
         if (auto it = infix.find(op.kind()); it != infix.end()) {
-          if (op.kind() == OpKind::Div && ir::isInt(op.result()->type().dtype))  // the interpreter reports it too
-            os_ << "  if (" << a(1) << " == 0) return CUDA_ERROR_INVALID_VALUE;  /* integer division by zero */\n";
           bind(op, a(0) + " " + it->second + " " + a(1));
           return Status::ok();
         }
