@@ -32,12 +32,13 @@ def main():
     ap.add_argument("--m", type=int, default=2048)
     ap.add_argument("--n", type=int, default=8192, help="columns (the grid-barrier form only at 8192)")
     ap.add_argument("--once", action="store_true", help="each case once, no timing (for ncu)")
-    ap.add_argument("--reds", default="8", help="other R of the accumulating split to time (fnk.torch's: ACC_ROWS)")
+    ap.add_argument("--reds", type=lambda v: [int(r) for r in v.split(",") if r], default=[8],
+                    help="other R of the accumulating split to time (fnk.torch's: ACC_ROWS)")
     ap.add_argument("--grid-p", type=lambda v: [int(p) for p in v.split(",") if p], default=[],
-                    help="also fnk.torch's accumulating split over these numbers of clusters P (N = 8192 only)")
+                    help="also fnk.torch's accumulating split over these numbers of clusters P")
     ap.add_argument("--acc-variant", action="append", default=[], metavar="KERNEL:K=V,...",
                     help="also a bench/variants.fnk kernel with rmsnorm_bwd_split_acc's parameters, at these consts, "
-                         "then rmsnorm_bwd_dw_take (repeatable; N = 8192 only)")
+                         "then rmsnorm_bwd_dw_take (repeatable)")
     ap.add_argument("--rounds", type=int, default=1, help="time every case this many times, in turn")
     a = ap.parse_args()
     print(bench.device_id(), flush=True)
@@ -71,46 +72,38 @@ def main():
         var.rms_bwd_gridsync(x, w, dy, rstd, dx, dw, gpart, count, BLOCK_N=N, WARPS=16, BLOCK_P=256)
 
     # The rows adding into R rows of sums (vector reds), then the kernel that takes them (fnk.torch's since
-    # backend v19, at R = schedules.ACC_ROWS), at other R. acc stays at zero between calls.
-    reds = [int(r) for r in a.reds.split(",") if r]
-    accs = {r: torch.zeros(r, N, device="cuda") for r in reds}
+    # backend v19, at R = schedules.ACC_ROWS), at other R, other grids and as variants. acc stays at zero
+    # between calls.
+    accs = {}
+    # the row kernel's split as fnk.torch launches it (clusters of 2 x 4096 at N = 8192, of 8 x 8192 at 65536)
+    split = {k: bl.consts[k] for k in ("BLOCK_N", "CLUSTER", "WARPS", "L2") if k in bl.consts}
+    split["P"] = schedules.partial_rows(M, sms, bl)
 
-    def red(r):
+    def into_rows(r, kernel=rms.rmsnorm_bwd_split_acc, **consts):
+        """kernel (rmsnorm_bwd_split_acc's parameters; fnk.torch's split by default) adding into r rows of sums,
+        then rmsnorm_bwd_dw_take."""
+        acc = accs.setdefault(r, torch.zeros(r, N, device="cuda"))
         rb = max(16, 1 << (r - 1).bit_length())
-        # the row kernel's split as fnk.torch launches it (clusters of 2 x 4096 at N = 8192, of 8 x 8192 at 65536)
-        c = {k: bl.consts[k] for k in ("BLOCK_N", "CLUSTER", "WARPS", "L2") if k in bl.consts}
-        p = schedules.partial_rows(M, sms, bl)
-        return lambda: (rms.rmsnorm_bwd_split_acc(x, w, dy, rstd, dx, accs[r], P=p, **c),
-                        rms.rmsnorm_bwd_dw_take(accs[r], dw, RB=rb, BLOCK_N=64 if rb <= 16 else 32))
+        consts = consts or split
+        return lambda: (kernel(x, w, dy, rstd, dx, acc, **consts),
+                        rms.rmsnorm_bwd_dw_take(acc, dw, RB=rb, BLOCK_N=64 if rb <= 16 else 32))
 
     # Each backward as the bench takes it: (forward + backward) - forward. fnk.torch's first.
     if bl.kernel == "rmsnorm_bwd_split_acc":
         r_torch = schedules.acc_rows(M, sms, bl)
-        accs.setdefault(r_torch, torch.zeros(r_torch, N, device="cuda"))
-        backwards = {f"fnk.torch (split acc R={r_torch} + take)": red(r_torch)}
-        backwards.update({f"split acc R={r} + take": red(r) for r in reds if r != r_torch})
+        backwards = {f"fnk.torch (split acc R={r_torch} + take)": into_rows(r_torch)}
+        backwards.update({f"split acc R={r} + take": into_rows(r) for r in a.reds if r != r_torch})
         backwards["split, partial rows + rmsnorm_bwd_dw (v18)"] = lambda: (rows_partial(), dws())
+        for p in a.grid_p:
+            backwards[f"split acc P={p}"] = into_rows(schedules.ACC_ROWS, **{**split, "P": p})
+        for v in a.acc_variant:
+            name, _, consts = v.partition(":")
+            c = {k: int(val) for k, val in (kv.split("=") for kv in consts.split(",") if kv)}
+            backwards[v] = into_rows(schedules.ACC_ROWS, getattr(var, name), **c)
     else:
         backwards = {f"fnk.torch ({bl.kernel} + rmsnorm_bwd_dw)": lambda: (rows_partial(), dws())}
     if N == 8192:
         backwards["gridsync"] = gridsync
-    if (a.grid_p or a.acc_variant) and N == 8192:
-        r16 = schedules.ACC_ROWS
-        accs.setdefault(r16, torch.zeros(r16, N, device="cuda"))
-
-        def take():
-            rms.rmsnorm_bwd_dw_take(accs[r16], dw)
-
-        def acc(kernel, **c):
-            return lambda: (kernel(x, w, dy, rstd, dx, accs[r16], **c), take())
-
-        split = {k: bl.consts[k] for k in ("BLOCK_N", "CLUSTER", "WARPS", "L2")}
-        for p in a.grid_p:
-            backwards[f"split acc P={p}"] = acc(rms.rmsnorm_bwd_split_acc, P=p, **split)
-        for v in a.acc_variant:
-            name, _, consts = v.partition(":")
-            c = {k: int(val) for k, val in (kv.split("=") for kv in consts.split(",") if kv)}
-            backwards[v] = acc(getattr(var, name), **c)
     fwd_name = f"fnk forward ({fl.kernel})"
     cases = [
         ("one-element add (a launch's floor)", lambda: torch.add(one, one, out=one_out)),
