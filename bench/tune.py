@@ -393,6 +393,14 @@ def variant_cases():
                 lambda *t, sb=sb, st=st, l2=l2: dit.dit_modulate_fwd(*t, eps=1e-6, SB=sb, WARPS=1, STAGES=st, L2=l2))
                for sb, st, l2 in ((256, 2, 792), (512, 2, 792), (512, 2, 1584), (512, 3, 792), (512, 3, 1584),
                                   (1024, 2, 1056), (1024, 2, 2112), (1024, 2, 4224))]
+    # Several warps per row at the example's 16 CTAs per SM (dit_fwd_ctas: one CTA reduction per statistic), so that
+    # an SM runs 32 or 64 warps where the one-warp example runs 16 (backend v21; WARPS=1 CTAS=16 is the example).
+    pf_fwd += [(f"ctas SB={sb} WARPS={wp} CTAS={ct} STAGES={st} L2={l2}",
+                lambda *t, sb=sb, wp=wp, ct=ct, st=st, l2=l2:
+                var.dit_fwd_ctas(*t, eps=1e-6, SB=sb, WARPS=wp, CTAS=ct, STAGES=st, L2=l2))
+               for sb, wp, ct, st, l2 in ((256, 1, 16, 3, 792), (256, 2, 16, 3, 792), (256, 2, 16, 4, 792),
+                                          (256, 2, 12, 3, 792), (256, 4, 8, 3, 792), (128, 2, 16, 3, 792),
+                                          (256, 2, 16, 3, 0))]
     pf_fwd += [(f"bstore SB={sb} WARPS=1 STAGES={st}",
                 lambda *t, sb=sb, st=st: var.dit_fwd_bstore(*t, eps=1e-6, SB=sb, WARPS=1, STAGES=st))
                for sb, st in ((256, 3), (256, 4), (128, 3), (113, 3))]
@@ -438,6 +446,7 @@ def variant_cases():
     yield from ln_rows_variant_cases(ln, sms)
     yield from wide_variant_cases(rms, var, sms)
     yield from ring_variant_cases(rms, var, sms)
+    yield from f32_wide_bwd_cases(rms, sms)
 
 
 def short_fwd_cases(rms, ln):
@@ -610,6 +619,24 @@ def ring_variant_cases(rms, var, sms):
                    lambda x=x, w=w, dy=dy, rstd=rstd, dx=dx, part=part, wp=wp, st=st:
                    var.rms_bwd_bulk(x, w, dy, rstd, dx, part, BLOCK_N=N, WARPS=wp, S=st))
         del x, dy, dx, ref
+
+
+def f32_wide_bwd_cases(rms, sms):
+    """The float32 RMSNorm backward at 1024x262144 (rmsnorm_bwd_split_smem, 16 x 16384): with the next row
+    loaded ahead (PF = 1, the default) ptxas spills 440 bytes, without it none (tests/lit/gpu/spills.test;
+    backend v20 found it, v21 measures it)."""
+    M, N = 1024, 262144
+    x, w = torch.randn(M, N, device=DEV), torch.randn(N, device=DEV)
+    dy, dx = torch.randn_like(x), torch.empty_like(x)
+    rstd = torch.rand(M, device=DEV) + 0.5
+    ref = rms_dx_ref(x, w, dy, rstd)
+    wl = f"RMSNorm bwd f32 {M}x{N} (dx, partials)"
+    CHECKS[wl] = lambda: rel_err(dx, ref)
+    for p, pf in ((7, 1), (7, 0), (14, 0), (14, 1)):
+        part = torch.empty(p, N, device=DEV)
+        yield (wl, f"split_smem CLUSTER=16 BLOCK_N=16384 WARPS=16 P={p} PF={pf}", 3 * M * N * 4,
+               lambda part=part, pf=pf: rms.rmsnorm_bwd_split_smem(x, w, dy, rstd, dx, part, BLOCK_N=16384, CLUSTER=16,
+                                                                 WARPS=16, PF=pf, T="f32"))
 
 
 def ln_rows_variant_cases(ln, sms):
