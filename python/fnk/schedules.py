@@ -117,7 +117,7 @@ def _row_l2(m, sms):
     return 0 if m is not None and m < 32 * sms else 2
 
 
-def rms_bwd(n, resident=None, m=None, sms=132):
+def rms_bwd(n, resident=None, m=None, sms=132, dtype="bf16"):
     """Short rows several per step, in 2048-element tiles with 4 CTAs per
     SM: at 4 warps up to 512 columns (131072x512 127 us with the rows in warps,
     against 134 at 8 warps, 149 for 4096-element tiles at 2 per SM and 521 one
@@ -154,13 +154,13 @@ def rms_bwd(n, resident=None, m=None, sms=132):
     if n <= 4096:
         return Launch("rmsnorm_bwd", {"BLOCK_N": block(n), "WARPS": BWD_ROW_WARPS, "L2": _row_l2(m, sms)})
     c, b, warps = split(n, backward=True)
-    if b >= 16384:
-        return _resident_grid(Launch("rmsnorm_bwd_split_smem", {"BLOCK_N": b, "CLUSTER": c, "WARPS": warps},
-                                     per_sm=6, cluster=c), resident)
+    if b >= 16384:  # float32 without the next row loaded ahead: with it, 440 bytes spill (backend v20)
+        consts = {"BLOCK_N": b, "CLUSTER": c, "WARPS": warps, **({"PF": 0} if dtype == "f32" else {})}
+        return _resident_grid(Launch("rmsnorm_bwd_split_smem", consts, per_sm=6, cluster=c), resident)
     return Launch("rmsnorm_bwd_split_acc", {"BLOCK_N": b, "CLUSTER": c, "WARPS": warps}, per_sm=8, cluster=c)
 
 
-def ln_fwd(n, sms=132):
+def ln_fwd(n, sms=132, dtype="bf16"):
     """Short rows several per CTA (rows_tile: 131072x512 101 us against 224
     one row per CTA, 32768x2048 84 against 93); rows of 4097 to 8192 columns
     one per CTA, three 8-warp CTAs per SM, each asking L2 for the row of the
@@ -172,6 +172,8 @@ def ln_fwd(n, sms=132):
     walks)."""
     if n <= 2048:
         return Launch("layernorm_fwd_rows", rows_tile(n, 4))
+    if 4096 < n <= 8192 and dtype == "f32":  # the whole row spills 720 bytes in float32 (backend v20)
+        return Launch("layernorm_fwd", {"BLOCK_N": 4096, "WARPS": 16})
     if 4096 < n <= 8192:
         return Launch("layernorm_fwd_row", {"BLOCK_N": 8192, "WARPS": 8, "CTAS": 3, "L2": 3 * sms})
     return Launch("layernorm_fwd", {"BLOCK_N": 2048, "WARPS": 4})

@@ -124,7 +124,7 @@ class _RMSNorm(torch.autograd.Function):
         dx = torch.empty_like(x2)
         mod = _module("rmsnorm")
         sms = _sms(x2.device)
-        launch = schedules.rms_bwd(n, _resident("rmsnorm", _dtype(x2)), m=m, sms=sms)
+        launch = schedules.rms_bwd(n, _resident("rmsnorm", _dtype(x2)), m=m, sms=sms, dtype=_dtype(x2))
         p = schedules.partial_rows(m, sms, launch)
         dw = torch.empty_like(w)
         if launch.kernel == "rmsnorm_bwd_split_acc":  # dw partials added into a zeroed workspace's rows
@@ -155,7 +155,7 @@ class _LayerNorm(torch.autograd.Function):
         y = torch.empty_like(x2)
         mean = torch.empty(m, device=x.device, dtype=torch.float32)
         rstd = torch.empty(m, device=x.device, dtype=torch.float32)
-        launch = schedules.ln_fwd(n, _sms(x2.device))
+        launch = schedules.ln_fwd(n, _sms(x2.device), dtype=_dtype(x2))
         getattr(_module("layernorm"), launch.kernel)(x2, w, b, y, mean, rstd, eps=float(eps), **launch.consts,
                                                      T=_dtype(x2))
         ctx.save_for_backward(x2, w, mean, rstd)
