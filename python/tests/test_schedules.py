@@ -97,6 +97,19 @@ def test_float32_forward_of_4097_to_8192_columns_in_chunks():
     assert schedules.rms_fwd(4096, SMS, dtype="f32").kernel == "rmsnorm_fwd_row"
 
 
+def test_float32_takes_the_settings_that_do_not_spill():
+    """float32 LayerNorm rows of 4097-8192 columns go in 2048-wide chunks
+    (the whole-row kernel spills 720 bytes there), and the 16384-wide RMSNorm
+    backward slices run without the next row loaded ahead (PF = 1 spills 440
+    bytes); bf16 keeps both (tests/lit/gpu/spills.test)."""
+    for n in (4097, 8192):
+        assert schedules.ln_fwd(n, SMS, dtype="f32") == schedules.Launch("layernorm_fwd", {"BLOCK_N": 2048, "WARPS": 4})
+        assert schedules.ln_fwd(n, SMS, dtype="bf16").kernel == "layernorm_fwd_row"
+    wide = {dt: schedules.rms_bwd(262144, dtype=dt) for dt in ("bf16", "f32")}
+    assert wide["f32"].kernel == wide["bf16"].kernel == "rmsnorm_bwd_split_smem"
+    assert wide["f32"].consts["PF"] == 0 and "PF" not in wide["bf16"].consts
+
+
 def test_partial_rows_balanced():
     """Grids of one row per step take the fewest CTAs (or clusters) that leave
     each the same most rows; grids of row blocks (ROWS) keep the formula's."""
@@ -120,7 +133,7 @@ def check_rmsnorm(rms, n, resident=None):
     close(y, x64 * r64[:, None] * w, f"{fwd.kernel} y")
     close(rstd, r64, f"{fwd.kernel} rstd")
 
-    bwd = schedules.rms_bwd(n, resident)
+    bwd = schedules.rms_bwd(n, resident, dtype="f32")
     dx = np.full_like(x, np.nan)
     dw = np.full(n, np.nan, np.float32)
     p = schedules.partial_rows(M, SMS, bwd)
@@ -145,7 +158,7 @@ def test_layernorm_launches(mods, n):
     _, ln = mods
     x, w, dy, r = arrays(n, n + 1)
     b = r.standard_normal(n).astype(np.float32)
-    fwd = schedules.ln_fwd(n)
+    fwd = schedules.ln_fwd(n, dtype="f32")
     y, mean, rstd = np.full_like(x, np.nan), np.full(M, np.nan, np.float32), np.full(M, np.nan, np.float32)
     getattr(ln, fwd.kernel)(x, w, b, y, mean, rstd, eps=1e-5, **fwd.consts, T="f32")
     x64 = x.astype(np.float64)
