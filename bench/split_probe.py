@@ -79,14 +79,17 @@ def main():
     split = {k: bl.consts[k] for k in ("BLOCK_N", "CLUSTER", "WARPS", "L2") if k in bl.consts}
     split["P"] = schedules.partial_rows(M, sms, bl)
 
+    def take(acc):
+        """rmsnorm_bwd_dw_take of the rows of sums acc into dw (leaving acc at zero)."""
+        rb = max(16, 1 << (acc.shape[0] - 1).bit_length())
+        rms.rmsnorm_bwd_dw_take(acc, dw, RB=rb, BLOCK_N=64 if rb <= 16 else 32)
+
     def into_rows(r, kernel=rms.rmsnorm_bwd_split_acc, **consts):
         """kernel (rmsnorm_bwd_split_acc's parameters; fnk.torch's split by default) adding into r rows of sums,
         then rmsnorm_bwd_dw_take."""
         acc = accs.setdefault(r, torch.zeros(r, N, device="cuda"))
-        rb = max(16, 1 << (r - 1).bit_length())
         consts = consts or split
-        return lambda: (kernel(x, w, dy, rstd, dx, acc, **consts),
-                        rms.rmsnorm_bwd_dw_take(acc, dw, RB=rb, BLOCK_N=64 if rb <= 16 else 32))
+        return lambda: (kernel(x, w, dy, rstd, dx, acc, **consts), take(acc))
 
     # Each backward as the bench takes it: (forward + backward) - forward. fnk.torch's first.
     if bl.kernel == "rmsnorm_bwd_split_acc":
@@ -114,6 +117,11 @@ def main():
         (f"fnk row kernel alone ({partial_kernel})", rows_partial),
         ("fnk dw kernel alone", dws),
     ]
+    if bl.kernel == "rmsnorm_bwd_split_acc":  # its two kernels apart, on rows of sums of their own
+        scratch = torch.zeros(schedules.acc_rows(M, sms, bl), N, device="cuda")
+        cases += [("fnk split acc alone (no take; the sums grow)",
+                   lambda: rms.rmsnorm_bwd_split_acc(x, w, dy, rstd, dx, scratch, **split)),
+                  ("fnk take alone", lambda: take(scratch))]
     for name, bwd in backwards.items():
         cases += [(f"fnk {name}", bwd), (f"fnk forward + {name}", lambda bwd=bwd: (fwd(), bwd()))]
     if a.once:
