@@ -69,12 +69,14 @@ class _ZeroedRows:
     event of their last use. Two streams must not use them at the same time,
     so a use on another stream waits for the last one to finish; inside CUDA
     graph capture it cannot, and the graph's replays must not overlap another
-    stream's backward of the same width."""
+    stream's backward of the same width. One event serves every use: a wait
+    takes the event's last record at the time it is enqueued, and later
+    records do not move it."""
 
     def __init__(self, device, rows, n):
         self.rows = torch.zeros(rows, n, device=device, dtype=torch.float32)
         self._stream = None
-        self._event = None
+        self._event = torch.cuda.Event()
 
     def acquire(self):
         """The rows, ordered after their last use when that was on another stream."""
@@ -88,7 +90,6 @@ class _ZeroedRows:
         if torch.cuda.is_current_stream_capturing():
             return
         self._stream = torch.cuda.current_stream(self.rows.device)
-        self._event = torch.cuda.Event()
         self._event.record(self._stream)
 
 
