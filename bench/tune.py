@@ -371,6 +371,11 @@ def variant_cases():
     pf_fwd += [(f"pf SB={sb} WARPS={wp} PF=1 CTAS={ct}",
                 lambda *t, sb=sb, wp=wp, ct=ct: var.dit_fwd_pf(*t, eps=1e-6, SB=sb, WARPS=wp, PF=1, CTAS=ct))
                for sb, wp, ct in ((64, 2, 12), (64, 2, 16), (32, 2, 16), (32, 4, 8), (24, 2, 10))]
+    # The example's grid (SB = 256, 16 one-warp CTAs per SM) with its rows loaded ahead in registers instead of
+    # staged by bulk copies (backend v21; PF = 1 spills 8 bytes at 128 registers, PF = 3 needs 168: 12 per SM).
+    pf_fwd += [(f"pf SB={sb} WARPS={wp} PF={pf} CTAS={ct}",
+                lambda *t, sb=sb, wp=wp, pf=pf, ct=ct: var.dit_fwd_pf(*t, eps=1e-6, SB=sb, WARPS=wp, PF=pf, CTAS=ct))
+               for sb, wp, pf, ct in ((256, 1, 1, 16), (256, 1, 0, 16), (256, 1, 3, 12), (128, 1, 1, 16))]
     # The example's forward (rows staged by bulk copies) at other grids, warps and ring depths.
     pf_fwd += [(f"staged SB={sb} WARPS={wp} STAGES={st}",
                 lambda *t, sb=sb, wp=wp, st=st: dit.dit_modulate_fwd(*t, eps=1e-6, SB=sb, WARPS=wp, STAGES=st))
