@@ -398,16 +398,6 @@ def variant_cases():
                 lambda *t, sb=sb, st=st, l2=l2: dit.dit_modulate_fwd(*t, eps=1e-6, SB=sb, WARPS=1, STAGES=st, L2=l2))
                for sb, st, l2 in ((256, 2, 792), (512, 2, 792), (512, 2, 1584), (512, 3, 792), (512, 3, 1584),
                                   (1024, 2, 1056), (1024, 2, 2112), (1024, 2, 4224))]
-    # Several warps per row at the example's 16 CTAs per SM (dit_fwd_ctas: one CTA reduction per statistic), so that
-    # an SM runs 32 or 64 warps where the one-warp example runs 16 (backend v21; WARPS=1 CTAS=16 is the example).
-    # L2AT = 1: the later CTA's rows asked for after this CTA's first row has arrived.
-    pf_fwd += [(f"ctas SB={sb} WARPS={wp} CTAS={ct} STAGES={st} L2={l2} L2AT={at}",
-                lambda *t, sb=sb, wp=wp, ct=ct, st=st, l2=l2, at=at:
-                var.dit_fwd_ctas(*t, eps=1e-6, SB=sb, WARPS=wp, CTAS=ct, STAGES=st, L2=l2, L2AT=at))
-               for sb, wp, ct, st, l2, at in ((256, 1, 16, 3, 792, 0), (256, 2, 16, 3, 792, 0), (256, 2, 16, 4, 792, 0),
-                                              (256, 2, 12, 3, 792, 0), (256, 4, 8, 3, 792, 0), (128, 2, 16, 3, 792, 0),
-                                              (256, 2, 16, 3, 0, 0), (256, 1, 16, 3, 792, 1), (256, 2, 16, 3, 792, 1),
-                                              (256, 2, 16, 3, 1056, 1), (256, 2, 16, 3, 1584, 1))]
     pf_fwd += [(f"bstore SB={sb} WARPS=1 STAGES={st}",
                 lambda *t, sb=sb, st=st: var.dit_fwd_bstore(*t, eps=1e-6, SB=sb, WARPS=1, STAGES=st))
                for sb, st in ((256, 3), (256, 4), (128, 3), (113, 3))]
