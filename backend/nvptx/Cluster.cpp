@@ -10,11 +10,6 @@
 // folds its own n slots in rank order (as the interpreter does). Two buffers
 // alternate between executions, so a peer that runs ahead into the next
 // reduction writes the other one: one cluster barrier per reduction.
-// When the value is a whole CTA's sum (or max, min) used by nothing else,
-// the CTA's reduction stops at its warps (Reduce.cpp) and lane q < n of every
-// warp pushes its warp's partial instead (FNK_CLUSTER_FUSE=0: the CTA's
-// bar.sync, then one push): each CTA waits once, for n x warps values, and
-// folds them all.
 // A tile pulls instead: each CTA writes its tile to a buffer of its own, the
 // cluster synchronizes, every CTA reads all peers' buffers through
 // distributed shared memory (mapa + generic loads) and folds them in rank
@@ -73,12 +68,8 @@ Status Lowerer::lowerCluster(const ir::Operation& op) {
   auto toAccV = [&](llvm::Value* v) { return ir::isFloat(dt) ? toAcc(v, dt) : v; };
   auto generic = [&](llvm::Value* p) { return b.CreateAddrSpaceCast(p, llvm::PointerType::get(ctx, 0)); };
   if (src.layout.uniform) {
-    // Fused with the CTA's own reduction (Reduce.cpp, warpPartials): every
-    // warp pushes its partial, W values per CTA.
-    auto fused = warpPartials.find(op.operand(0));
-    const int64_t W = fused != warpPartials.end() ? T / 32 : 1;
-    if (W == 1 && n > 32) return fail(op, "a cluster of more than 32 CTAs");  // the fold below is one warp's shuffles
-    llvm::GlobalVariable* buf = makeBuf(2 * n * W);
+    if (n > 32) return fail(op, "a cluster of more than 32 CTAs");  // the fold below is one warp's shuffles
+    llvm::GlobalVariable* buf = makeBuf(2 * n);
     // This execution's half: a parity bit flipped per execution, kept in a
     // private variable (promoted to a register, a loop-carried one in loops).
     llvm::IRBuilder<> eb(&kernel->getEntryBlock(), kernel->getEntryBlock().begin());
@@ -87,7 +78,6 @@ Status Lowerer::lowerCluster(const ir::Operation& op) {
     // (The st.async push counts the executions instead: bit 0 is the half.
     // st.async stores 4 or 8 bytes; narrower integers take the barrier.)
     const bool async = clusterMbar && (bytes == 4 || bytes == 8);
-    if (W > 1 && !async) return fail(op, "internal error: a fused cluster.reduce without st.async");
     llvm::Value* half = b.CreateLoad(b.getInt32Ty(), parity);
     llvm::Value* execs = half;
     if (async) {
@@ -96,12 +86,12 @@ Status Lowerer::lowerCluster(const ir::Operation& op) {
     } else {
       b.CreateStore(b.CreateXor(half, i32(1)), parity);
     }
-    llvm::Value* base = b.CreateMul(half, i32(n * W));
+    llvm::Value* base = b.CreateMul(half, i32(n));
     llvm::Value* rank = intrinsic(llvm::Intrinsic::nvvm_read_ptx_sreg_cluster_ctarank, {}, {});
-    llvm::Value* v = W > 1 ? fused->second : toAccV(src.regs[0]);
+    llvm::Value* v = toAccV(src.regs[0]);
     std::pair<llvm::Value*, llvm::Value*> mbarPhase{nullptr, nullptr};
     if (async) {
-      mbarPhase = asyncPush(buf, accTy, bytes, execs, base, rank, v, n, W);
+      mbarPhase = asyncPush(buf, accTy, bytes, execs, base, rank, v, n);
     } else {
       emitIf(b.CreateICmpULT(tid, i32(n)), [&] {
         llvm::Value* mine = generic(b.CreateGEP(accTy, buf, b.CreateAdd(base, rank)));
@@ -112,31 +102,17 @@ Status Lowerer::lowerCluster(const ir::Operation& op) {
     }
     // The wait for the peers' pushes, then: lane q of every warp reads slot q,
     // and the lanes fold the n values in rank order from warp shuffles, so
-    // every thread ends with the same result. Fused, the n * W partials:
-    // lane q folds slots q, q + 32, ..., then a butterfly over the 32 lanes
-    // (a + b and b + a round alike, so every lane ends with the same total).
+    // every thread ends with the same result.
     const ir::Value* result = op.result();
-    auto finish = [this, mbarPhase, accTy, buf, base, n, W, bytes, kind, accDt, dt, out, result]() mutable {
+    auto finish = [this, mbarPhase, accTy, buf, base, n, bytes, kind, accDt, dt, out, result]() mutable {
       if (mbarPhase.first) mbarWait(mbarPhase.first, mbarPhase.second);
       llvm::Value* lane = b.CreateAnd(tid, i32(31));
-      auto slot = [&](llvm::Value* q) {
-        return b.CreateAlignedLoad(accTy, b.CreateGEP(accTy, buf, b.CreateAdd(base, q)), llvm::Align(bytes));
-      };
+      llvm::Value* q = b.CreateSelect(b.CreateICmpULT(lane, i32(n)), lane, i32(0));
+      llvm::Value* x = b.CreateAlignedLoad(accTy, b.CreateGEP(accTy, buf, b.CreateAdd(base, q)), llvm::Align(bytes));
       llvm::Value* s = nullptr;
-      if (W > 1) {
-        for (int64_t k = 0; k < n * W; k += 32) {
-          llvm::Value* valid = n * W - k >= 32 ? nullptr : b.CreateICmpULT(lane, i32(n * W - k));
-          llvm::Value* x = slot(valid ? b.CreateSelect(valid, b.CreateAdd(lane, i32(k)), i32(0)) : b.CreateAdd(lane, i32(k)));
-          if (valid) x = b.CreateSelect(valid, x, identity(kind, accDt));
-          s = s ? combine(kind, accDt, s, x) : x;
-        }
-        for (int off = 16; off >= 1; off /= 2) s = combine(kind, accDt, s, shuffleXor(s, off));
-      } else {
-        llvm::Value* x = slot(b.CreateSelect(b.CreateICmpULT(lane, i32(n)), lane, i32(0)));
-        for (int64_t k = 0; k < n; ++k) {
-          llvm::Value* xk = shuffleIdx(x, static_cast<int>(k));
-          s = s ? combine(kind, accDt, s, xk) : xk;
-        }
+      for (int64_t k = 0; k < n; ++k) {
+        llvm::Value* xk = shuffleIdx(x, static_cast<int>(k));
+        s = s ? combine(kind, accDt, s, xk) : xk;
       }
       out.regs[0] = ir::isFloat(dt) ? fromAcc(s, dt) : s;
       tiles[result] = out;
@@ -194,7 +170,7 @@ Status Lowerer::lowerCluster(const ir::Operation& op) {
 // only after reading this half: the same argument as the barrier version.
 std::pair<llvm::Value*, llvm::Value*> Lowerer::asyncPush(llvm::GlobalVariable* buf, llvm::Type* accTy, int64_t bytes,
                                                          llvm::Value* execs, llvm::Value* base, llvm::Value* rank,
-                                                         llvm::Value* v, int64_t n, int64_t perCta) {
+                                                         llvm::Value* v, int64_t n) {
   const int64_t pair = clusterMbarNext++;
   auto* mty = llvm::cast<llvm::ArrayType>(clusterMbar->getValueType());
   llvm::Value* half = b.CreateAnd(execs, i32(1));
@@ -203,20 +179,16 @@ std::pair<llvm::Value*, llvm::Value*> Lowerer::asyncPush(llvm::GlobalVariable* b
       b.CreateGEP(mty, clusterMbar, {b.getInt64(0), b.CreateZExt(b.CreateAdd(half, i32(2 * pair)), b.getInt64Ty())}));
   emitIf(b.CreateICmpEQ(tid, i32(0)), [&] {
     ptx("{ .reg .b64 fnk_state; mbarrier.arrive.expect_tx.shared::cta.b64 fnk_state, [$0], $1; }", "r,r", b.getVoidTy(),
-        {mbar, i32(n * perCta * bytes)});
+        {mbar, i32(n * bytes)});
   });
-  // Lane q < n of warp 0 (of every warp when perCta > 1) pushes into slot
-  // [rank * perCta + warp] of peer q.
-  llvm::Value* lane = perCta > 1 ? b.CreateAnd(tid, i32(31)) : tid;
-  llvm::Value* mine = perCta > 1 ? b.CreateAdd(b.CreateMul(rank, i32(perCta)), b.CreateLShr(tid, i32(5))) : rank;
-  emitIf(b.CreateICmpULT(lane, i32(n)), [&] {
-    llvm::Value* slot = sharedAddr(b.CreateGEP(accTy, buf, b.CreateAdd(base, mine)));
+  emitIf(b.CreateICmpULT(tid, i32(n)), [&] {
+    llvm::Value* slot = sharedAddr(b.CreateGEP(accTy, buf, b.CreateAdd(base, rank)));
     const bool wide = bytes == 8;
     llvm::Value* bits = b.CreateBitCast(v, wide ? b.getInt64Ty() : b.getInt32Ty());
     ptx(std::string("{ .reg .b32 fnk_slot, fnk_bar; mapa.shared::cluster.u32 fnk_slot, $0, $3; "
                     "mapa.shared::cluster.u32 fnk_bar, $1, $3; st.async.shared::cluster.mbarrier::complete_tx::bytes.") +
             (wide ? "b64" : "b32") + " [fnk_slot], $2, [fnk_bar]; }",
-        std::string("r,r,") + (wide ? "l" : "r") + ",r", b.getVoidTy(), {slot, mbar, bits, lane});
+        std::string("r,r,") + (wide ? "l" : "r") + ",r", b.getVoidTy(), {slot, mbar, bits, tid});
   });
   return {mbar, phase};
 }

@@ -160,8 +160,6 @@ public:
   Status lowerReduces(const std::vector<const ir::Operation*>& ops);
   /// Whether `op` is a reduction whose fold crosses warps through scratch.
   bool foldsAcrossWarps(const ir::Operation& op);
-  /// Whether reduction `op` ends at its warps' partials (warpPartials).
-  bool fusesIntoCluster(const ir::Operation& op, ir::DType accDt);
   /// The accumulator a reduction of `dt` folds in.
   struct ReduceAcc {
     llvm::Type* ty = nullptr;
@@ -220,12 +218,6 @@ public:
   /// one value per row of this thread (in its result dtype), and goes through
   /// no scratch and no bar.sync; its tile's registers are poison.
   std::unordered_map<const ir::Value*, std::vector<llvm::Value*>> laneFolds;
-  /// A whole-CTA reduction to a scalar whose only use is a scalar
-  /// cluster.reduce of the same kind (fusesIntoCluster) stops at its warps:
-  /// each warp's partial, in every lane (accumulator type), which the
-  /// cluster.reduce pushes into every peer's slots itself, so that one wait
-  /// on the CTA's mbarrier replaces the CTA's bar.sync and the push after it.
-  std::unordered_map<const ir::Value*, llvm::Value*> warpPartials;
   /// Which of this thread's rows remat() is computing an element of (rows in
   /// warps: set by rematElems and lane stores), or -1.
   int64_t laneRow_ = -1;
@@ -346,11 +338,9 @@ public:
   llvm::Value* sharedAddr(llvm::Value* p);
   /// The st.async push of a scalar cluster.reduce (Cluster.cpp): the
   /// mbarrier its wait waits on, and the phase.
-  /// `perCta` values per CTA: 1 (lanes 0..n-1 of warp 0 push), or the warp
-  /// count (lanes 0..n-1 of every warp push their warp's partial).
   std::pair<llvm::Value*, llvm::Value*> asyncPush(llvm::GlobalVariable* buf, llvm::Type* accTy, int64_t bytes,
                                                   llvm::Value* execs, llvm::Value* base, llvm::Value* rank,
-                                                  llvm::Value* v, int64_t n, int64_t perCta);
+                                                  llvm::Value* v, int64_t n);
   /// Every thread waits for phase `phase` of the mbarrier at `mbar` (trapping
   /// after `trapAfter` tries when that is not 0).
   void mbarWait(llvm::Value* mbar, llvm::Value* phase, uint32_t trapAfter = 0);

@@ -102,16 +102,6 @@ bool Lowerer::foldsAcrossWarps(const ir::Operation& op) {
   return !(f.Tn == f.w && oneRow && layoutOf(op.result()->type().shape).uniform);
 }
 
-bool Lowerer::fusesIntoCluster(const ir::Operation& op, ir::DType accDt) {
-  const std::vector<ir::Operation*>& users = op.result()->users();
-  if (!knob(Knob::ClusterFuse, 1) || !clusterMbar || users.size() != 1) return false;
-  const ir::Operation& u = *users[0];
-  // The same kind, and a result of the accumulator's type (f32 sums of bf16
-  // or f32, integer sums), so that no rounding of the CTA's total is skipped.
-  return u.kind() == ir::OpKind::ClusterReduce && u.attrs().getStr("kind") == op.attrs().getStr("kind") &&
-         op.result()->type().dtype == accDt;
-}
-
 llvm::Value* Lowerer::fromReduceAcc(const ir::Operation& op, llvm::Value* v) {
   const ir::DType dt = op.operand(0)->type().dtype, rdt = op.result()->type().dtype;
   if (ir::isFloat(dt)) return fromAcc(v, rdt);
@@ -213,15 +203,6 @@ Status Lowerer::lowerReduces(const std::vector<const ir::Operation*>& ops) {
     // every lane, which is every thread the uniform result lives in.
     if (Tn == w && q.size() == 1 && out.layout.uniform) {
       finishReduce(op, out, {q[0]});
-      continue;
-    }
-    // A whole-CTA total whose only use is its cluster.reduce: every warp holds
-    // its partial; the cluster.reduce pushes those (Cluster.cpp).
-    if (!L.lanes && w == 32 && Tn == T && P >= Tn && q.size() == 1 && out.layout.uniform &&
-        fusesIntoCluster(op, ra.dt)) {
-      warpPartials[op.result()] = q[0];
-      out.regs[0] = llvm::PoisonValue::get(regType(rt.dtype));
-      tiles[op.result()] = out;
       continue;
     }
     // Rows in warps, every use served from the lanes: the totals stay there.
