@@ -443,7 +443,7 @@ def variant_cases():
     yield from ln_rows_variant_cases(ln, sms)
     yield from wide_variant_cases(rms, var, sms)
     yield from ring_variant_cases(rms, var, sms)
-    yield from f32_wide_bwd_cases(rms, sms)
+    yield from f32_wide_bwd_cases(rms)
 
 
 def short_fwd_cases(rms, ln):
@@ -618,7 +618,7 @@ def ring_variant_cases(rms, var, sms):
         del x, dy, dx, ref
 
 
-def f32_wide_bwd_cases(rms, sms):
+def f32_wide_bwd_cases(rms):
     """The float32 RMSNorm backward at 1024x262144 (rmsnorm_bwd_split_smem, 16 x 16384): with the next row
     loaded ahead (PF = 1, the default) ptxas spills 440 bytes, without it none (tests/lit/gpu/spills.test;
     backend v20 found it, v21 measures it)."""

@@ -154,8 +154,9 @@ def rms_bwd(n, resident=None, m=None, sms=132, dtype="bf16"):
     if n <= 4096:
         return Launch("rmsnorm_bwd", {"BLOCK_N": block(n), "WARPS": BWD_ROW_WARPS, "L2": _row_l2(m, sms)})
     c, b, warps = split(n, backward=True)
-    if b >= 16384:  # float32 without the next row loaded ahead: with it 440 bytes spill, 2150 us against 1225
-        # at 1024x262144 (backend v21)
+    if b >= 16384:
+        # float32 without the next row loaded ahead: with it ptxas spills 440 bytes, and 1024x262144 ran 2150 us
+        # against 1225 (backend v21)
         consts = {"BLOCK_N": b, "CLUSTER": c, "WARPS": warps, **({"PF": 0} if dtype == "f32" else {})}
         return _resident_grid(Launch("rmsnorm_bwd_split_smem", consts, per_sm=6, cluster=c), resident)
     return Launch("rmsnorm_bwd_split_acc", {"BLOCK_N": b, "CLUSTER": c, "WARPS": warps}, per_sm=8, cluster=c)
