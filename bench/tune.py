@@ -314,6 +314,16 @@ def variant_cases():
     for l2 in (0, 3):  # x and dy asked into L2 L2 rows ahead: the default 2, none, 3 (backend v14)
         yield ("LayerNorm bwd 32768x8192 (dx, partials)", f"stdlib WARPS=16 P=1x L2={l2}", 3 * M * N * 2,
                lambda l2=l2: ln.layernorm_bwd(x, w, dyl, mean, rstd, dxl, dwp, dbp, BLOCK_N=8192, WARPS=16, L2=l2))
+    # float32 rows: with the next row loaded ahead (PF = 1, fnk.torch's) ptxas spills 76-84 bytes at 16 warps and
+    # 68 at 32; PF = 0 spills nothing (tests/lit/gpu/spills.test; backend v21).
+    xf, wf, dyf, dxf = x.float(), w.float(), dyl.float(), torch.empty(M, N, device=DEV)
+    ref_lf = ln_dx_ref(xf, dyf * wf, mean, rstd)
+    CHECKS["LayerNorm bwd f32 32768x8192 (dx, partials)"] = lambda: rel_err(dxf, ref_lf)
+    for wp, pf, l2 in ((16, 1, 2), (16, 0, 2), (16, 0, 3), (16, 0, 0), (32, 0, 2), (32, 1, 2)):
+        yield ("LayerNorm bwd f32 32768x8192 (dx, partials)", f"stdlib WARPS={wp} PF={pf} L2={l2} P=1x", 3 * M * N * 4,
+               lambda wp=wp, pf=pf, l2=l2: ln.layernorm_bwd(xf, wf, dyf, mean, rstd, dxf, dwp, dbp, BLOCK_N=8192,
+                                                            WARPS=wp, PF=pf, L2=l2))
+    del xf, dyf, dxf
     # w held in registers (stdlib) or read per row (wrow) at 4096 columns too.
     M4, N4 = 65536, 4096
     x4, dy4, dx4 = (torch.randn(M4, N4, device=DEV, dtype=bf) for _ in range(3))
