@@ -324,6 +324,19 @@ def variant_cases():
                lambda wp=wp, pf=pf, l2=l2: ln.layernorm_bwd(xf, wf, dyf, mean, rstd, dxf, dwp, dbp, BLOCK_N=8192,
                                                             WARPS=wp, PF=pf, L2=l2))
     del xf, dyf, dxf
+    # The same two settings on rows wider than one tile (the kernel's chunked path).
+    Mw, Nw = 4096, 65536
+    xw, dyw = torch.randn(Mw, Nw, device=DEV), torch.randn(Mw, Nw, device=DEV)
+    ww, dxw = torch.randn(Nw, device=DEV), torch.empty(Mw, Nw, device=DEV)
+    mw, rw = torch.randn(Mw, device=DEV) * 0.1, torch.rand(Mw, device=DEV) + 0.5
+    dwpw, dbpw = torch.empty(sms, Nw, device=DEV), torch.empty(sms, Nw, device=DEV)
+    ref_lw = ln_dx_ref(xw, dyw * ww, mw, rw)
+    CHECKS[f"LayerNorm bwd f32 {Mw}x{Nw} (dx, partials)"] = lambda: rel_err(dxw, ref_lw)
+    for pf, l2 in ((1, 2), (0, 0), (0, 2)):
+        yield (f"LayerNorm bwd f32 {Mw}x{Nw} (dx, partials)", f"stdlib WARPS=16 PF={pf} L2={l2} P=1x", 3 * Mw * Nw * 4,
+               lambda pf=pf, l2=l2: ln.layernorm_bwd(xw, ww, dyw, mw, rw, dxw, dwpw, dbpw, BLOCK_N=8192, WARPS=16,
+                                                    PF=pf, L2=l2))
+    del xw, dyw, dxw, ref_lw
     # w held in registers (stdlib) or read per row (wrow) at 4096 columns too.
     M4, N4 = 65536, 4096
     x4, dy4, dx4 = (torch.randn(M4, N4, device=DEV, dtype=bf) for _ in range(3))

@@ -182,7 +182,7 @@ def ln_fwd(n, sms=132, dtype="bf16"):
     return Launch("layernorm_fwd", {"BLOCK_N": 2048, "WARPS": 4})
 
 
-def ln_bwd(n, m=None, sms=132):
+def ln_bwd(n, m=None, sms=132, dtype="bf16"):
     """As the RMSNorm backward, without a split. Short rows in 4096-element
     tiles with 2 CTAs per SM, rows in warps: at 8 warps up to 512 columns
     (131072x512 114 us, against 160 in the blocked layout and 521 one row at
@@ -190,11 +190,17 @@ def ln_bwd(n, m=None, sms=132):
     tiles); 2048 columns in 2048-element tiles at 4 warps, 4 per SM
     (32768x2048 125 against 162 for two rows at 8 warps); one row per step
     beyond (32768x8192: 402 us, backend v8), asking L2 for the row two steps
-    ahead as rms_bwd's row kernel does (386.0 us, backend v14)."""
+    ahead as rms_bwd's row kernel does (386.0 us, backend v14). float32 rows
+    of more than 4096 columns go without the next row loaded ahead and
+    without the L2 request: with the row ahead ptxas spills 76-84 bytes, and
+    32768x8192 ran 1266-1280 us against 911-912 (PF = 0 with the L2 request:
+    1107; 32 warps: 1068; backend v21)."""
     if n <= 1024:
         return Launch("layernorm_bwd_rows", rows_tile(n, 8 if n <= 512 else 4), per_sm=2)
     if n <= 2048:
         return Launch("layernorm_bwd_rows", rows_tile(n, 4, elems=2048), per_sm=4)
+    if dtype == "f32" and n > 4096:
+        return Launch("layernorm_bwd", {"BLOCK_N": block(n), "WARPS": BWD_ROW_WARPS, "PF": 0, "L2": 0})
     return Launch("layernorm_bwd", {"BLOCK_N": block(n), "WARPS": BWD_ROW_WARPS, "L2": _row_l2(m, sms)})
 
 

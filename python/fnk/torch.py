@@ -169,7 +169,7 @@ class _LayerNorm(torch.autograd.Function):
         m, n = x2.shape
         dy2 = dy.contiguous().view(m, n).to(x2.dtype)
         dx = torch.empty_like(x2)
-        launch = schedules.ln_bwd(n, m=m, sms=_sms(x2.device))
+        launch = schedules.ln_bwd(n, m=m, sms=_sms(x2.device), dtype=_dtype(x2))
         p = schedules.partial_rows(m, _sms(x2.device), launch)
         dwp = torch.empty(p, n, device=x2.device, dtype=torch.float32)
         dbp = torch.empty(p, n, device=x2.device, dtype=torch.float32)

@@ -101,10 +101,16 @@ def test_float32_takes_the_settings_that_do_not_spill():
     """float32 LayerNorm rows of 4097-8192 columns go in 2048-wide chunks
     (the whole-row kernel spills 720 bytes there), and the 16384-wide RMSNorm
     backward slices run without the next row loaded ahead (PF = 1 spills 440
-    bytes); bf16 keeps both (tests/lit/gpu/spills.test)."""
+    bytes), as does the LayerNorm row backward beyond 4096 columns (PF = 1
+    spills 76-84 bytes; without the L2 request too); bf16 keeps all three
+    (tests/lit/gpu/spills.test)."""
     for n in (4097, 8192):
         assert schedules.ln_fwd(n, SMS, dtype="f32") == schedules.Launch("layernorm_fwd", {"BLOCK_N": 2048, "WARPS": 4})
         assert schedules.ln_fwd(n, SMS, dtype="bf16").kernel == "layernorm_fwd_row"
+    for n in (4097, 8192, 65536):
+        ln = {dt: schedules.ln_bwd(n, m=32768, sms=SMS, dtype=dt) for dt in ("bf16", "f32")}
+        assert ln["f32"].consts == {**ln["bf16"].consts, "PF": 0, "L2": 0}
+    assert "PF" not in schedules.ln_bwd(4096, dtype="f32").consts
     wide = {dt: schedules.rms_bwd(262144, dtype=dt) for dt in ("bf16", "f32")}
     assert wide["f32"].kernel == wide["bf16"].kernel == "rmsnorm_bwd_split_smem"
     assert wide["f32"].consts["PF"] == 0 and "PF" not in wide["bf16"].consts
@@ -168,7 +174,7 @@ def test_layernorm_launches(mods, n):
     close(mean, mu, f"{fwd.kernel} mean")
     close(rstd, r64, f"{fwd.kernel} rstd")
 
-    bwd = schedules.ln_bwd(n)
+    bwd = schedules.ln_bwd(n, dtype="f32")
     p = schedules.partial_rows(M, SMS, bwd)
     dx = np.full_like(x, np.nan)
     dwp, dbp = np.full((p, n), np.nan, np.float32), np.full((p, n), np.nan, np.float32)

@@ -19,7 +19,8 @@ for dt in ("bf16", "f32"):
     for n in (7, 128, 512, 1000, 2048, 4096, 8192, 16384, 65536, 262144):
         # The backwards also as launched for few rows (m = 1: the row kernels without their L2 request).
         for launch in (schedules.rms_fwd(n, dtype=dt), schedules.rms_bwd(n, dtype=dt), schedules.rms_bwd(n, m=1, dtype=dt),
-                       schedules.ln_fwd(n, dtype=dt), schedules.ln_bwd(n), schedules.ln_bwd(n, m=1)):
+                       schedules.ln_fwd(n, dtype=dt), schedules.ln_bwd(n, dtype=dt),
+                       schedules.ln_bwd(n, m=1, dtype=dt)):
             consts = {**launch.consts, **({"T": dt} if dt != "bf16" else {})}
             key = (launch.kernel, tuple(sorted(consts.items())))
             launches[key] = files["rmsnorm" if launch.kernel.startswith("rms") else "layernorm"]
