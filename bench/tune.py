@@ -337,6 +337,7 @@ def variant_cases():
                lambda pf=pf, l2=l2: ln.layernorm_bwd(xw, ww, dyw, mw, rw, dxw, dwpw, dbpw, BLOCK_N=8192, WARPS=16,
                                                     PF=pf, L2=l2))
     del xw, dyw, dxw, ref_lw
+    yield from ln_split_cases(ln, sms)
     # w held in registers (stdlib) or read per row (wrow) at 4096 columns too.
     M4, N4 = 65536, 4096
     x4, dy4, dx4 = (torch.randn(M4, N4, device=DEV, dtype=bf) for _ in range(3))
@@ -657,6 +658,40 @@ def f32_wide_bwd_cases(rms):
         yield (wl, f"split_smem CLUSTER=16 BLOCK_N=16384 WARPS=16 P={p} PF={pf}", 3 * M * N * 4,
                lambda part=part, pf=pf: rms.rmsnorm_bwd_split_smem(x, w, dy, rstd, dx, part, BLOCK_N=16384, CLUSTER=16,
                                                                  WARPS=16, PF=pf, T="f32"))
+
+
+def ln_split_cases(ln, sms):
+    """The LayerNorm backward (dx, dw and db: both kernels) on rows wider than
+    one tile: layernorm_bwd walking each row's chunks, then layernorm_bwd_dwdb,
+    against layernorm_bwd_split_acc over clusters of 8192-column CTAs adding
+    into 16 rows of sums, then layernorm_bwd_dwdb_take (backend v21)."""
+    from fnk import schedules
+    for M, N, dt in ((4096, 65536, torch.float32), (8192, 65536, torch.bfloat16), (16384, 16384, torch.bfloat16)):
+        x, dy = torch.randn(M, N, device=DEV).to(dt), torch.randn(M, N, device=DEV).to(dt)
+        w, dx = torch.randn(N, device=DEV).to(dt), torch.empty(M, N, device=DEV, dtype=dt)
+        mean, rstd = torch.randn(M, device=DEV) * 0.1, torch.rand(M, device=DEV) + 0.5
+        dw, db = torch.empty(N, device=DEV, dtype=dt), torch.empty(N, device=DEV, dtype=dt)
+        ref = ln_dx_ref(x, dy.float() * w.float(), mean, rstd)
+        tag = "f32 " if dt == torch.float32 else ""
+        wl = f"LayerNorm bwd {tag}{M}x{N} (dx, dw, db)"
+        CHECKS[wl] = lambda dx=dx, ref=ref: rel_err(dx, ref)
+        nbytes = 3 * M * N * x.element_size()
+        dwp, dbp = torch.empty(sms, N, device=DEV), torch.empty(sms, N, device=DEV)
+        row = {"BLOCK_N": 8192, "WARPS": 16, **({"PF": 0, "L2": 0} if dt == torch.float32 else {})}
+        yield (wl, f"row {row} + dwdb", nbytes,
+               lambda x=x, w=w, dy=dy, mean=mean, rstd=rstd, dx=dx, dwp=dwp, dbp=dbp, dw=dw, db=db, row=row:
+               (ln.layernorm_bwd(x, w, dy, mean, rstd, dx, dwp, dbp, **row),
+                ln.layernorm_bwd_dwdb(dwp, dbp, dw, db)))
+        c, b, wp = schedules.split(N, backward=True)
+        # fnk.torch's grid (8 CTAs per SM's worth of clusters), 4, and one resident wave (one 16-warp CTA per SM)
+        torch_p = schedules.partial_rows(M, sms, schedules.ln_bwd(N, m=M, sms=sms))
+        for p in sorted({torch_p, 4 * sms // c, sms // c}):
+            accs = [torch.zeros(16, N, device=DEV) for _ in range(2)]
+            yield (wl, f"split_acc CLUSTER={c} BLOCK_N={b} WARPS={wp} P={p} + take", nbytes,
+                   lambda x=x, w=w, dy=dy, mean=mean, rstd=rstd, dx=dx, dw=dw, db=db, accs=accs, c=c, b=b, wp=wp, p=p:
+                   (ln.layernorm_bwd_split_acc(x, w, dy, mean, rstd, dx, *accs, BLOCK_N=b, CLUSTER=c, WARPS=wp, P=p),
+                    ln.layernorm_bwd_dwdb_take(*accs, dw, db)))
+        del x, dy, dx, ref
 
 
 def ln_rows_variant_cases(ln, sms):

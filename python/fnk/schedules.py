@@ -194,11 +194,18 @@ def ln_bwd(n, m=None, sms=132, dtype="bf16"):
     of more than 4096 columns go without the next row loaded ahead and
     without the L2 request: with the row ahead ptxas spills 76-84 bytes, and
     32768x8192 ran 1266-1280 us against 911-912 (PF = 0 with the L2 request:
-    1107; 32 warps: 1068; backend v21)."""
+    1107; 32 warps: 1068; backend v21). Rows of 8193 to 65536 columns go
+    over clusters of up to 8 CTAs of 8192 columns (layernorm_bwd_split_acc,
+    as the RMSNorm split: dw and db added into rows of sums, then
+    layernorm_bwd_dwdb_take), where layernorm_bwd walks each wide row's chunks
+    twice in one CTA."""
     if n <= 1024:
         return Launch("layernorm_bwd_rows", rows_tile(n, 8 if n <= 512 else 4), per_sm=2)
     if n <= 2048:
         return Launch("layernorm_bwd_rows", rows_tile(n, 4, elems=2048), per_sm=4)
+    if 8192 < n <= 8 * 8192:
+        c, b, warps = split(n, backward=True)
+        return Launch("layernorm_bwd_split_acc", {"BLOCK_N": b, "CLUSTER": c, "WARPS": warps}, per_sm=8, cluster=c)
     if dtype == "f32" and n > 4096:
         return Launch("layernorm_bwd", {"BLOCK_N": block(n), "WARPS": BWD_ROW_WARPS, "PF": 0, "L2": 0})
     return Launch("layernorm_bwd", {"BLOCK_N": block(n), "WARPS": BWD_ROW_WARPS, "L2": _row_l2(m, sms)})
@@ -211,7 +218,8 @@ ACC_ROWS = 16
 
 
 def acc_rows(m, sms, launch):
-    """Rows of rmsnorm_bwd_split_acc's dw_acc: ACC_ROWS, or the grid's
+    """Rows of the accumulating splits' sums (rmsnorm_bwd_split_acc's dw_acc,
+    layernorm_bwd_split_acc's dw_acc and db_acc): ACC_ROWS, or the grid's
     clusters when fewer."""
     return min(ACC_ROWS, partial_rows(m, sms, launch))
 

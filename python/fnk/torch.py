@@ -10,6 +10,7 @@ non-contiguous input is made contiguous first (one copy, as torch's own
 kernels do). RMSNorm and LayerNorm modules wrap them for use in nn.Module
 code. Only the last dimension is normalized.
 """
+import contextlib
 import functools
 from pathlib import Path
 
@@ -65,7 +66,7 @@ def _rows(x, n):
 
 class _ZeroedRows:
     """f32 rows that kernels leave at zero after each use (the accumulating
-    backward's dw_acc: rmsnorm_bwd_dw_take empties it), and the stream and
+    backwards' dw_acc and db_acc: the take kernels empty them), and the stream and
     event of their last use. Two streams must not use them at the same time,
     so a use on another stream waits for the last one to finish; inside CUDA
     graph capture it cannot, and the graph's replays must not overlap another
@@ -93,14 +94,32 @@ class _ZeroedRows:
         self._event.record(self._stream)
 
 
-_workspaces = {}  # (device, rows, n) -> _ZeroedRows, created once
+_workspaces = {}  # (device, rows, n, part) -> _ZeroedRows, created once
 
 
-def _zeroed_rows(device, rows, n):
-    key = (device, rows, n)
+def _zeroed_rows(device, rows, n, part="dw"):
+    """The zeroed rows of sums for `part` (dw, or db) of a backward's split."""
+    key = (device, rows, n, part)
     if key not in _workspaces:
         _workspaces[key] = _ZeroedRows(device, rows, n)
     return _workspaces[key]
+
+
+@contextlib.contextmanager
+def _zeroed(*parts):
+    """The rows of each _ZeroedRows in parts, acquired for the kernels launched
+    in the block and released after it; rows a failed launch may have left
+    sums in are zeroed again."""
+    rows = [part.acquire() for part in parts]
+    try:
+        yield rows
+    except BaseException:
+        for r in rows:
+            r.zero_()
+        raise
+    finally:
+        for part in parts:
+            part.release()
 
 
 class _RMSNorm(torch.autograd.Function):
@@ -129,16 +148,9 @@ class _RMSNorm(torch.autograd.Function):
         p = schedules.partial_rows(m, sms, launch)
         dw = torch.empty_like(w)
         if launch.kernel == "rmsnorm_bwd_split_acc":  # dw partials added into a zeroed workspace's rows
-            ws = _zeroed_rows(x2.device, schedules.acc_rows(m, sms, launch), n)
-            acc = ws.acquire()
-            try:
+            with _zeroed(_zeroed_rows(x2.device, schedules.acc_rows(m, sms, launch), n)) as (acc,):
                 mod.rmsnorm_bwd_split_acc(x2, w, dy2, rstd, dx, acc, **launch.consts, P=p, T=_dtype(x2))
                 mod.rmsnorm_bwd_dw_take(acc, dw, T=_dtype(w))
-            except BaseException:
-                acc.zero_()  # a launch that failed may have left sums behind
-                raise
-            finally:
-                ws.release()
             return dx.view(ctx.shape), dw, None
         partial = torch.empty(p, n, device=x2.device, dtype=torch.float32)
         getattr(mod, launch.kernel)(x2, w, dy2, rstd, dx, partial, **launch.consts, T=_dtype(x2))
@@ -169,13 +181,21 @@ class _LayerNorm(torch.autograd.Function):
         m, n = x2.shape
         dy2 = dy.contiguous().view(m, n).to(x2.dtype)
         dx = torch.empty_like(x2)
-        launch = schedules.ln_bwd(n, m=m, sms=_sms(x2.device), dtype=_dtype(x2))
-        p = schedules.partial_rows(m, _sms(x2.device), launch)
+        sms = _sms(x2.device)
+        launch = schedules.ln_bwd(n, m=m, sms=sms, dtype=_dtype(x2))
+        p = schedules.partial_rows(m, sms, launch)
+        mod = _module("layernorm")
+        dw, db = torch.empty_like(w), torch.empty_like(w)
+        if launch.kernel == "layernorm_bwd_split_acc":  # dw and db partials added into zeroed workspaces' rows
+            r = schedules.acc_rows(m, sms, launch)
+            with _zeroed(_zeroed_rows(x2.device, r, n, "dw"), _zeroed_rows(x2.device, r, n, "db")) as (dw_acc, db_acc):
+                mod.layernorm_bwd_split_acc(x2, w, dy2, mean, rstd, dx, dw_acc, db_acc, **launch.consts, P=p,
+                                            T=_dtype(x2))
+                mod.layernorm_bwd_dwdb_take(dw_acc, db_acc, dw, db, T=_dtype(w))
+            return dx.view(ctx.shape), dw, db, None
         dwp = torch.empty(p, n, device=x2.device, dtype=torch.float32)
         dbp = torch.empty(p, n, device=x2.device, dtype=torch.float32)
-        mod = _module("layernorm")
         getattr(mod, launch.kernel)(x2, w, dy2, mean, rstd, dx, dwp, dbp, **launch.consts, T=_dtype(x2))
-        dw, db = torch.empty_like(w), torch.empty_like(w)
         mod.layernorm_bwd_dwdb(dwp, dbp, dw, db, T=_dtype(w))
         return dx.view(ctx.shape), dw, db, None
 

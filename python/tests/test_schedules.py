@@ -107,13 +107,28 @@ def test_float32_takes_the_settings_that_do_not_spill():
     for n in (4097, 8192):
         assert schedules.ln_fwd(n, SMS, dtype="f32") == schedules.Launch("layernorm_fwd", {"BLOCK_N": 2048, "WARPS": 4})
         assert schedules.ln_fwd(n, SMS, dtype="bf16").kernel == "layernorm_fwd_row"
-    for n in (4097, 8192, 65536):
+    for n in (4097, 8192, 65537, 262144):
         ln = {dt: schedules.ln_bwd(n, m=32768, sms=SMS, dtype=dt) for dt in ("bf16", "f32")}
         assert ln["f32"].consts == {**ln["bf16"].consts, "PF": 0, "L2": 0}
     assert "PF" not in schedules.ln_bwd(4096, dtype="f32").consts
     wide = {dt: schedules.rms_bwd(262144, dtype=dt) for dt in ("bf16", "f32")}
     assert wide["f32"].kernel == wide["bf16"].kernel == "rmsnorm_bwd_split_smem"
     assert wide["f32"].consts["PF"] == 0 and "PF" not in wide["bf16"].consts
+
+
+def test_layernorm_backward_of_wide_rows_over_clusters():
+    """Rows of 8193-65536 columns take the LayerNorm split (clusters of up to
+    8 CTAs of 8192 columns at 16 warps, sums added into rows), in either
+    dtype; the rows around that range stay with layernorm_bwd."""
+    for n in (8193, 20000, 65536):
+        for dt in ("bf16", "f32"):
+            s = schedules.ln_bwd(n, m=4096, sms=SMS, dtype=dt)
+            c, b, warps = schedules.split(n, backward=True)
+            assert s == schedules.Launch("layernorm_bwd_split_acc", {"BLOCK_N": b, "CLUSTER": c, "WARPS": warps},
+                                         per_sm=8, cluster=c) and b == 8192 and c * b >= n and warps == 16
+            assert schedules.acc_rows(4096, SMS, s) == schedules.ACC_ROWS
+    for n in (8192, 65537):
+        assert schedules.ln_bwd(n).kernel == "layernorm_bwd"
 
 
 def test_partial_rows_balanced():
@@ -177,10 +192,16 @@ def test_layernorm_launches(mods, n):
     bwd = schedules.ln_bwd(n, dtype="f32")
     p = schedules.partial_rows(M, SMS, bwd)
     dx = np.full_like(x, np.nan)
-    dwp, dbp = np.full((p, n), np.nan, np.float32), np.full((p, n), np.nan, np.float32)
     dw, db = np.full(n, np.nan, np.float32), np.full(n, np.nan, np.float32)
-    getattr(ln, bwd.kernel)(x, w, dy, mean, rstd, dx, dwp, dbp, **bwd.consts, T="f32")
-    ln.layernorm_bwd_dwdb(dwp, dbp, dw, db, T="f32")
+    if bwd.kernel == "layernorm_bwd_split_acc":  # as fnk.torch: partials added into zeroed rows, then taken
+        accs = [np.zeros((schedules.acc_rows(M, SMS, bwd), n), np.float32) for _ in range(2)]
+        ln.layernorm_bwd_split_acc(x, w, dy, mean, rstd, dx, *accs, **bwd.consts, P=p, T="f32")
+        ln.layernorm_bwd_dwdb_take(*accs, dw, db, T="f32")
+        assert not any(a.any() for a in accs), "layernorm_bwd_dwdb_take leaves dw_acc and db_acc at zero"
+    else:
+        dwp, dbp = np.full((p, n), np.nan, np.float32), np.full((p, n), np.nan, np.float32)
+        getattr(ln, bwd.kernel)(x, w, dy, mean, rstd, dx, dwp, dbp, **bwd.consts, T="f32")
+        ln.layernorm_bwd_dwdb(dwp, dbp, dw, db, T="f32")
     g = dy * w.astype(np.float64)
     ref = r64[:, None] * (g - g.mean(axis=1, keepdims=True) - xhat * (g * xhat).mean(axis=1, keepdims=True))
     close(dx, ref, f"{bwd.kernel} dx")

@@ -75,6 +75,10 @@ def rmsnorm_cases(rng, M, N):
                ["dx", "dw_partial", "db_partial"], {}, {"P": P}, {"BLOCK_N": max(256, 1 << (N - 1).bit_length())})
     yield ("stdlib/norm/layernorm.fnk", "layernorm_bwd_dwdb",
            {"dw_partial": rng.standard_normal((P, N)), "db_partial": rng.standard_normal((P, N))}, ["dw", "db"], {}, {})
+    for r in (16, 3):  # layernorm_bwd_split_acc's rows of sums, taken as rmsnorm_bwd_dw_take's are
+        yield ("stdlib/norm/layernorm.fnk", "layernorm_bwd_dwdb_take",
+               {"dw_acc": rng.standard_normal((r, N)), "db_acc": rng.standard_normal((r, N))},
+               ["dw", "db", "dw_acc", "db_acc"], {}, {})
     yield ("examples/wide_rmsnorm.fnk", "wide_rmsnorm_fwd", {"x": x, "w": w}, ["y", "rstd"], {"eps": 1e-5}, {})
     # Rows spread over a cluster: 4 CTAs of N/4 columns (at least 64).
     yield from split_cases(x, w, dy, cluster=4, min_block=64, fwd_p=2)
@@ -94,6 +98,9 @@ def split_cases(x, w, dy, cluster, min_block, fwd_p):
     # Three clusters adding their partials into two rows of sums (fnk run zeroes an atomically added output).
     yield ("stdlib/norm/rmsnorm.fnk", "rmsnorm_bwd_split_acc", {"x": x, "w": w, "dy": dy, "rstd": _rstd(x)},
            ["dx", "dw_acc"], {}, {"R": 2}, {**split, "P": 3})
+    mu, r = _mean_rstd(x)
+    yield ("stdlib/norm/layernorm.fnk", "layernorm_bwd_split_acc", {"x": x, "w": w, "dy": dy, "mean": mu, "rstd": r},
+           ["dx", "dw_acc", "db_acc"], {}, {"R": 2}, {**split, "P": 3})
     # The rings of bench/variants.fnk (copy_async): x (and dy) staged rows ahead in shared memory.
     yield ("bench/variants.fnk", "rms_fwd_split_ring", {"x": x, "w": w}, ["y", "rstd"], {"eps": 1e-5}, {},
            {**split, "P": fwd_p, "S": 3})

@@ -41,27 +41,34 @@ def test_rms_norm_matches_torch(shape, dtype):
     close(dw, rdw, dtype, "dw")
 
 
-@pytest.mark.parametrize("m,n", [(2048, 8192), (37, 6000), (40, 65536)])
-def test_rms_norm_backward_workspace_on_two_streams(m, n):
-    """The splits add their dw partials into a workspace of zeroed rows that
-    rmsnorm_bwd_dw_take empties after each use: three backwards in a row, the
-    third on another stream, each dw against torch (a workspace left dirty
-    adds the last call's dw to the next)."""
+@pytest.mark.parametrize("norm", ["rms", "ln"])
+@pytest.mark.parametrize("m,n", [(2048, 8192), (37, 6000), (37, 20000), (40, 65536)])
+def test_norm_backward_workspace_on_two_streams(norm, m, n):
+    """The splits add their dw (and db) partials into workspaces of zeroed
+    rows that their take kernels empty after each use: three backwards in a
+    row, the third on another stream, each gradient against torch (a
+    workspace left dirty adds the last call's sums to the next)."""
     g = torch.Generator(device="cuda").manual_seed(m + n)
     x = torch.randn(m, n, device="cuda", generator=g).requires_grad_()
     w = (torch.rand(n, device="cuda", generator=g) + 0.5).requires_grad_()
-    ref = F.rms_norm(x, (n,), w, 1e-6)
+    if norm == "rms":
+        params, ref_f, fnk_f = (x, w), lambda: F.rms_norm(x, (n,), w, 1e-6), lambda: fnt.rms_norm(x, w, 1e-6)
+    else:
+        b = torch.randn(n, device="cuda", generator=g).requires_grad_()
+        params = (x, w, b)
+        ref_f, fnk_f = lambda: F.layer_norm(x, (n,), w, b, 1e-5), lambda: fnt.layer_norm(x, (n,), w, b, 1e-5)
+    ref = ref_f()
     side = torch.cuda.Stream()
     for i in range(3):
         dy = torch.randn(m, n, device="cuda", generator=g)
-        rdx, rdw = torch.autograd.grad(ref, (x, w), dy, retain_graph=True)
+        want = torch.autograd.grad(ref, params, dy, retain_graph=True)
         stream = side if i == 2 else torch.cuda.current_stream()
         stream.wait_stream(torch.cuda.current_stream())
         with torch.cuda.stream(stream):
-            dx, dw = torch.autograd.grad(fnt.rms_norm(x, w, 1e-6), (x, w), dy)
+            got = torch.autograd.grad(fnk_f(), params, dy)
         torch.cuda.current_stream().wait_stream(stream)
-        close(dx, rdx, torch.float32, f"dx, call {i}")
-        close(dw, rdw, torch.float32, f"dw, call {i}")
+        for name, a, e in zip(("dx", "dw", "db"), got, want):
+            close(a, e, torch.float32, f"{name}, call {i}")
 
 
 def test_rms_norm_backward_workspace_waits_for_the_other_stream():
@@ -96,7 +103,8 @@ def test_rms_norm_backward_workspace_waits_for_the_other_stream():
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
-@pytest.mark.parametrize("shape", [(1, 1), (3, 7), (64, 1000), (4099, 256), (300, 5000), (2, 5, 8192)])
+@pytest.mark.parametrize("shape", [(1, 1), (3, 7), (64, 1000), (4099, 256), (300, 5000), (2, 5, 8192), (4, 20000),
+                                   (3, 65536), (2, 131072)])
 def test_layer_norm_matches_torch(shape, dtype):
     g = torch.Generator(device="cuda").manual_seed(7 + sum(shape))
     n = shape[-1]
