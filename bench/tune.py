@@ -685,12 +685,15 @@ def ln_split_cases(ln, sms):
         c, b, wp = schedules.split(N, backward=True)
         # fnk.torch's grid (8 CTAs per SM's worth of clusters), 4, and one resident wave (one 16-warp CTA per SM)
         torch_p = schedules.partial_rows(M, sms, schedules.ln_bwd(N, m=M, sms=sms))
-        for p in sorted({torch_p, 4 * sms // c, sms // c}):
+        # PF = 1: the next row loaded ahead, which the lowering leaves off by itself here (dw, db and w in f32 fill
+        # half the registers), spilling 40 bytes in bf16 and 156 in float32.
+        for p, pf in sorted({(torch_p, 0), (4 * sms // c, 0), (sms // c, 0), (torch_p, 1), (sms // c, 1)}):
             accs = [torch.zeros(16, N, device=DEV) for _ in range(2)]
-            yield (wl, f"split_acc CLUSTER={c} BLOCK_N={b} WARPS={wp} P={p} + take", nbytes,
-                   lambda x=x, w=w, dy=dy, mean=mean, rstd=rstd, dx=dx, dw=dw, db=db, accs=accs, c=c, b=b, wp=wp, p=p:
-                   (ln.layernorm_bwd_split_acc(x, w, dy, mean, rstd, dx, *accs, BLOCK_N=b, CLUSTER=c, WARPS=wp, P=p),
-                    ln.layernorm_bwd_dwdb_take(*accs, dw, db)))
+            yield (wl, f"split_acc CLUSTER={c} BLOCK_N={b} WARPS={wp} P={p} PF={pf} + take", nbytes,
+                   lambda x=x, w=w, dy=dy, mean=mean, rstd=rstd, dx=dx, dw=dw, db=db, accs=accs, c=c, b=b, wp=wp, p=p,
+                   pf=pf: (ln.layernorm_bwd_split_acc(x, w, dy, mean, rstd, dx, *accs, BLOCK_N=b, CLUSTER=c, WARPS=wp,
+                                                      P=p, PF=pf),
+                           ln.layernorm_bwd_dwdb_take(*accs, dw, db)))
         del x, dy, dx, ref
 
 
