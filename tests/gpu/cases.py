@@ -99,8 +99,10 @@ def split_cases(x, w, dy, cluster, min_block, fwd_p):
     yield ("stdlib/norm/rmsnorm.fnk", "rmsnorm_bwd_split_acc", {"x": x, "w": w, "dy": dy, "rstd": _rstd(x)},
            ["dx", "dw_acc"], {}, {"R": 2}, {**split, "P": 3})
     mu, r = _mean_rstd(x)
-    yield ("stdlib/norm/layernorm.fnk", "layernorm_bwd_split_acc", {"x": x, "w": w, "dy": dy, "mean": mu, "rstd": r},
-           ["dx", "dw_acc", "db_acc"], {}, {"R": 2}, {**split, "P": 3})
+    for pf in (0, 1):  # with the next row loaded ahead (fnk.torch's in bf16) and without (in float32)
+        yield ("stdlib/norm/layernorm.fnk", "layernorm_bwd_split_acc",
+               {"x": x, "w": w, "dy": dy, "mean": mu, "rstd": r}, ["dx", "dw_acc", "db_acc"], {}, {"R": 2},
+               {**split, "P": 3, "PF": pf})
     # The rings of bench/variants.fnk (copy_async): x (and dy) staged rows ahead in shared memory.
     yield ("bench/variants.fnk", "rms_fwd_split_ring", {"x": x, "w": w}, ["y", "rstd"], {"eps": 1e-5}, {},
            {**split, "P": fwd_p, "S": 3})
