@@ -5,7 +5,9 @@
     y = layer_norm(x, (n,), weight, bias, eps=1e-5)    # like torch.nn.functional.layer_norm
 
 Forward and backward run the stdlib kernels (stdlib/norm/*.fnk) on CUDA
-tensors (RMSNorm rows wider than 8192 spread over a cluster of CTAs), on the current stream, without copies for contiguous inputs. A
+tensors (rows wider than 8192 spread over a cluster of CTAs: RMSNorm both
+ways, LayerNorm's backward up to 65536), on the current stream, without
+copies for contiguous inputs. A
 non-contiguous input is made contiguous first (one copy, as torch's own
 kernels do). RMSNorm and LayerNorm modules wrap them for use in nn.Module
 code. Only the last dimension is normalized.
