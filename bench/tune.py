@@ -21,6 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench  # noqa: E402
 
 fnk = bench.fnk
+schedules = bench.schedules
 REPO = bench.REPO
 DEV = "cuda"
 
@@ -324,19 +325,6 @@ def variant_cases():
                lambda wp=wp, pf=pf, l2=l2: ln.layernorm_bwd(xf, wf, dyf, mean, rstd, dxf, dwp, dbp, BLOCK_N=8192,
                                                             WARPS=wp, PF=pf, L2=l2))
     del xf, dyf, dxf
-    # The same two settings on rows wider than one tile (the kernel's chunked path).
-    Mw, Nw = 4096, 65536
-    xw, dyw = torch.randn(Mw, Nw, device=DEV), torch.randn(Mw, Nw, device=DEV)
-    ww, dxw = torch.randn(Nw, device=DEV), torch.empty(Mw, Nw, device=DEV)
-    mw, rw = torch.randn(Mw, device=DEV) * 0.1, torch.rand(Mw, device=DEV) + 0.5
-    dwpw, dbpw = torch.empty(sms, Nw, device=DEV), torch.empty(sms, Nw, device=DEV)
-    ref_lw = ln_dx_ref(xw, dyw * ww, mw, rw)
-    CHECKS[f"LayerNorm bwd f32 {Mw}x{Nw} (dx, partials)"] = lambda: rel_err(dxw, ref_lw)
-    for pf, l2 in ((1, 2), (0, 0), (0, 2)):
-        yield (f"LayerNorm bwd f32 {Mw}x{Nw} (dx, partials)", f"stdlib WARPS=16 PF={pf} L2={l2} P=1x", 3 * Mw * Nw * 4,
-               lambda pf=pf, l2=l2: ln.layernorm_bwd(xw, ww, dyw, mw, rw, dxw, dwpw, dbpw, BLOCK_N=8192, WARPS=16,
-                                                    PF=pf, L2=l2))
-    del xw, dyw, dxw, ref_lw
     yield from ln_split_cases(ln, sms)
     # w held in registers (stdlib) or read per row (wrow) at 4096 columns too.
     M4, N4 = 65536, 4096
@@ -664,8 +652,9 @@ def ln_split_cases(ln, sms):
     """The LayerNorm backward (dx, dw and db: both kernels) on rows wider than
     one tile: layernorm_bwd walking each row's chunks, then layernorm_bwd_dwdb,
     against layernorm_bwd_split_acc over clusters of 8192-column CTAs adding
-    into 16 rows of sums, then layernorm_bwd_dwdb_take (backend v21)."""
-    from fnk import schedules
+    into 16 rows of sums, then layernorm_bwd_dwdb_take (backend v21). The
+    row kernel in float32 also with the next row ahead (PF = 1) and the L2
+    request (v21's item 1b: a tie on these rows)."""
     for M, N, dt in ((4096, 65536, torch.float32), (8192, 65536, torch.bfloat16), (16384, 16384, torch.bfloat16)):
         x, dy = torch.randn(M, N, device=DEV).to(dt), torch.randn(M, N, device=DEV).to(dt)
         w, dx = torch.randn(N, device=DEV).to(dt), torch.empty(M, N, device=DEV, dtype=dt)
@@ -677,11 +666,12 @@ def ln_split_cases(ln, sms):
         CHECKS[wl] = lambda dx=dx, ref=ref: rel_err(dx, ref)
         nbytes = 3 * M * N * x.element_size()
         dwp, dbp = torch.empty(sms, N, device=DEV), torch.empty(sms, N, device=DEV)
-        row = {"BLOCK_N": 8192, "WARPS": 16, **({"PF": 0, "L2": 0} if dt == torch.float32 else {})}
-        yield (wl, f"row {row} + dwdb", nbytes,
-               lambda x=x, w=w, dy=dy, mean=mean, rstd=rstd, dx=dx, dwp=dwp, dbp=dbp, dw=dw, db=db, row=row:
-               (ln.layernorm_bwd(x, w, dy, mean, rstd, dx, dwp, dbp, **row),
-                ln.layernorm_bwd_dwdb(dwp, dbp, dw, db)))
+        rows = ([{"PF": 0, "L2": 0}, {"PF": 1, "L2": 2}, {"PF": 0, "L2": 2}] if dt == torch.float32 else [{}])
+        for row in ({"BLOCK_N": 8192, "WARPS": 16, **r} for r in rows):
+            yield (wl, f"row {row} + dwdb", nbytes,
+                   lambda x=x, w=w, dy=dy, mean=mean, rstd=rstd, dx=dx, dwp=dwp, dbp=dbp, dw=dw, db=db, row=row:
+                   (ln.layernorm_bwd(x, w, dy, mean, rstd, dx, dwp, dbp, **row),
+                    ln.layernorm_bwd_dwdb(dwp, dbp, dw, db)))
         c, b, wp = schedules.split(N, backward=True)
         # fnk.torch's grid (8 CTAs per SM's worth of clusters), 4, and one resident wave (one 16-warp CTA per SM)
         torch_p = schedules.partial_rows(M, sms, schedules.ln_bwd(N, m=M, sms=sms))

@@ -200,11 +200,12 @@ def ln_bwd(n, m=None, sms=132, dtype="bf16"):
     of sums, then layernorm_bwd_dwdb_take), where layernorm_bwd walks each
     wide row's chunks twice in one CTA: dx, dw and db of 8192x65536 in 1133 us
     against 3925, 16384x16384 469 against 1286, float32 4096x65536 1431
-    against 2445 (backend v21). The next row is loaded ahead in bf16 and f16
-    (PF = 1: 40 bytes spilled, 1133 against 1634 without) but not in float32
-    (156 bytes spilled, 1722 against 1431); clusters of two run one resident
-    wave (P = 66: 469 against 489 for 512), clusters of 8 walk 8 CTAs per SM's
-    worth (P = 131: 1133; 16: 1827)."""
+    against 2445 (backend v21). The next row is loaded ahead in bf16 (PF = 1:
+    40 bytes spilled, 1133 against 1634 without) and in f16 (the same 40
+    bytes; not timed), but not in float32 (156 bytes spilled, 1722 against
+    1431); clusters of two run one resident wave (P = 66: 469 against 489 for
+    512), clusters of 8 walk 8 CTAs per SM's worth (P = 131: 1133; 16: 1827),
+    and clusters of 4 (16385-32768 columns, not timed) as those of 8."""
     if n <= 1024:
         return Launch("layernorm_bwd_rows", rows_tile(n, 8 if n <= 512 else 4), per_sm=2)
     if n <= 2048:
