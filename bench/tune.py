@@ -673,10 +673,11 @@ def ln_split_cases(ln, sms):
                    (ln.layernorm_bwd(x, w, dy, mean, rstd, dx, dwp, dbp, **row),
                     ln.layernorm_bwd_dwdb(dwp, dbp, dw, db)))
         c, b, wp = schedules.split(N, backward=True)
-        # fnk.torch's grid (8 CTAs per SM's worth of clusters), 4, and one resident wave (one 16-warp CTA per SM)
+        # fnk.torch's grid (ln_bwd's: one resident wave of 16-warp CTAs for clusters of two, 8 CTAs per SM's worth
+        # for larger ones), 4 per SM's worth, and one wave
         torch_p = schedules.partial_rows(M, sms, schedules.ln_bwd(N, m=M, sms=sms))
-        # PF = 1: the next row loaded ahead, which the lowering leaves off by itself here (dw, db and w in f32 fill
-        # half the registers), spilling 40 bytes in bf16 and 156 in float32.
+        # PF = 1: the next row loaded ahead (the lowering would leave it off by itself: dw, db and w in f32 fill half
+        # the registers), spilling 40 bytes in bf16 and 156 in float32.
         for p, pf in sorted({(torch_p, 0), (4 * sms // c, 0), (sms // c, 0), (torch_p, 1), (sms // c, 1)}):
             accs = [torch.zeros(16, N, device=DEV) for _ in range(2)]
             yield (wl, f"split_acc CLUSTER={c} BLOCK_N={b} WARPS={wp} P={p} PF={pf} + take", nbytes,
