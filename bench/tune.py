@@ -325,7 +325,7 @@ def variant_cases():
                lambda wp=wp, pf=pf, l2=l2: ln.layernorm_bwd(xf, wf, dyf, mean, rstd, dxf, dwp, dbp, BLOCK_N=8192,
                                                             WARPS=wp, PF=pf, L2=l2))
     del xf, dyf, dxf
-    yield from ln_split_cases(ln, sms)
+    yield from ln_split_cases(ln, sms, var)
     # w held in registers (stdlib) or read per row (wrow) at 4096 columns too.
     M4, N4 = 65536, 4096
     x4, dy4, dx4 = (torch.randn(M4, N4, device=DEV, dtype=bf) for _ in range(3))
@@ -648,22 +648,31 @@ def f32_wide_bwd_cases(rms):
                                                                  WARPS=16, PF=pf, T="f32"))
 
 
-def ln_split_cases(ln, sms):
+def ln_split_cases(ln, sms, var=None):
     """The LayerNorm backward (dx, dw and db: both kernels) on rows wider than
     one tile: layernorm_bwd walking each row's chunks, then layernorm_bwd_dwdb,
     against layernorm_bwd_split_acc over clusters of 8192-column CTAs adding
     into 16 rows of sums, then layernorm_bwd_dwdb_take (backend v21). The
     row kernel in float32 also with the next row ahead (PF = 1) and the L2
-    request (v21's item 1b: a tie on these rows)."""
-    for M, N, dt in ((4096, 65536, torch.float32), (8192, 65536, torch.bfloat16), (16384, 16384, torch.bfloat16)):
+    request (v21's item 1b: a tie on these rows). The split's settings: the
+    next row ahead or not (PF), w's slice in shared memory or registers (WS;
+    dw and db sum in shared memory since v22). With var, also a probe with
+    one cluster reduction per row (wrong dx: it bounds what merging the two
+    would gain)."""
+    for M, N, dt in ((4096, 65536, torch.float32), (8192, 65536, torch.bfloat16), (16384, 16384, torch.bfloat16),
+                     (16384, 32768, torch.bfloat16), (8192, 65536, torch.float16)):
         x, dy = torch.randn(M, N, device=DEV).to(dt), torch.randn(M, N, device=DEV).to(dt)
         w, dx = torch.randn(N, device=DEV).to(dt), torch.empty(M, N, device=DEV, dtype=dt)
         mean, rstd = torch.randn(M, device=DEV) * 0.1, torch.rand(M, device=DEV) + 0.5
         dw, db = torch.empty(N, device=DEV, dtype=dt), torch.empty(N, device=DEV, dtype=dt)
         ref = ln_dx_ref(x, dy.float() * w.float(), mean, rstd)
-        tag = "f32 " if dt == torch.float32 else ""
+        xh = (x.float() - mean[:, None]) * rstd[:, None]
+        ref_dw, ref_db = (dy.float() * xh).sum(0), dy.float().sum(0)
+        del xh
+        tag = {torch.float32: "f32 ", torch.float16: "f16 "}.get(dt, "")
         wl = f"LayerNorm bwd {tag}{M}x{N} (dx, dw, db)"
-        CHECKS[wl] = lambda dx=dx, ref=ref: rel_err(dx, ref)
+        CHECKS[wl] = lambda dx=dx, ref=ref, dw=dw, db=db, ref_dw=ref_dw, ref_db=ref_db: max(
+            rel_err(dx, ref), rel_err(dw, ref_dw), rel_err(db, ref_db))
         nbytes = 3 * M * N * x.element_size()
         dwp, dbp = torch.empty(sms, N, device=DEV), torch.empty(sms, N, device=DEV)
         rows = ([{"PF": 0, "L2": 0}, {"PF": 1, "L2": 2}, {"PF": 0, "L2": 2}] if dt == torch.float32 else [{}])
@@ -676,15 +685,23 @@ def ln_split_cases(ln, sms):
         # fnk.torch's grid (ln_bwd's: one resident wave of 16-warp CTAs for clusters of two, 8 CTAs per SM's worth
         # for larger ones), 4 per SM's worth, and one wave
         torch_p = schedules.partial_rows(M, sms, schedules.ln_bwd(N, m=M, sms=sms))
-        # PF = 1: the next row loaded ahead (the lowering would leave it off by itself: dw, db and w in f32 fill half
-        # the registers), spilling 40 bytes in bf16 and 156 in float32.
-        for p, pf in sorted({(torch_p, 0), (4 * sms // c, 0), (sms // c, 0), (torch_p, 1), (sms // c, 1)}):
+        # fnk.torch's setting (backend v22: dw and db summed in shared memory, the next row ahead, w's slice in
+        # shared memory too in float32), then other grids and settings
+        settings = {(torch_p, 1, ws) for ws in (0, 1)} | {(torch_p, 0, 0), (4 * sms // c, 1, 0), (sms // c, 1, 0)}
+        for p, pf, ws in sorted(settings):
             accs = [torch.zeros(16, N, device=DEV) for _ in range(2)]
-            yield (wl, f"split_acc CLUSTER={c} BLOCK_N={b} WARPS={wp} P={p} PF={pf} + take", nbytes,
+            yield (wl, f"split_acc CLUSTER={c} BLOCK_N={b} WARPS={wp} P={p} PF={pf} WS={ws} + take", nbytes,
                    lambda x=x, w=w, dy=dy, mean=mean, rstd=rstd, dx=dx, dw=dw, db=db, accs=accs, c=c, b=b, wp=wp, p=p,
-                   pf=pf: (ln.layernorm_bwd_split_acc(x, w, dy, mean, rstd, dx, *accs, BLOCK_N=b, CLUSTER=c, WARPS=wp,
-                                                      P=p, PF=pf),
-                           ln.layernorm_bwd_dwdb_take(*accs, dw, db)))
+                   pf=pf, ws=ws: (ln.layernorm_bwd_split_acc(x, w, dy, mean, rstd, dx, *accs, BLOCK_N=b, CLUSTER=c,
+                                                             WARPS=wp, P=p, PF=pf, WS=ws),
+                                  ln.layernorm_bwd_dwdb_take(*accs, dw, db)))
+        if var is not None:  # the probe: one cluster reduction per row instead of two (dx wrong, MISMATCH expected)
+            accs = [torch.zeros(16, N, device=DEV) for _ in range(2)]
+            yield (wl, f"probe ln_bwd_split_1red CLUSTER={c} P={torch_p} + take", nbytes,
+                   lambda x=x, w=w, dy=dy, mean=mean, rstd=rstd, dx=dx, dw=dw, db=db, accs=accs, c=c, b=b, wp=wp,
+                   p=torch_p: (var.ln_bwd_split_1red(x, w, dy, mean, rstd, dx, *accs, BLOCK_N=b, CLUSTER=c, WARPS=wp,
+                                                     P=p),
+                               ln.layernorm_bwd_dwdb_take(*accs, dw, db)))
         del x, dy, dx, ref
 
 

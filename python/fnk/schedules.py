@@ -198,21 +198,25 @@ def ln_bwd(n, m=None, sms=132, dtype="bf16"):
     over clusters of up to 8 CTAs of 8192 columns at 16 warps
     (layernorm_bwd_split_acc, as the RMSNorm split: dw and db added into rows
     of sums, then layernorm_bwd_dwdb_take), where layernorm_bwd walks each
-    wide row's chunks twice in one CTA: dx, dw and db of 8192x65536 in 1133 us
-    against 3925, 16384x16384 469 against 1286, float32 4096x65536 1431
-    against 2445 (backend v21). The next row is loaded ahead in bf16 (PF = 1:
-    40 bytes spilled, 1133 against 1634 without) and in f16 (the same 40
-    bytes; not timed), but not in float32 (156 bytes spilled, 1722 against
-    1431); clusters of two run one resident wave (P = 66: 469 against 489 for
-    512), clusters of 8 walk 8 CTAs per SM's worth (P = 131: 1133; 16: 1827),
-    and clusters of 4 (16385-32768 columns, not timed) as those of 8."""
+    wide row's chunks twice in one CTA: dx, dw and db of 8192x65536 in 1069 us
+    against 3916, 16384x16384 435 against 1285, float32 4096x65536 1099
+    against 2445 (backend v22, the row's two cluster sums in one push). The
+    next row is loaded ahead (PF = 1) in every dtype: dw and db sum in
+    shared memory, which leaves the registers room for it (v21's partials in
+    registers spilled 40 bytes for it in bf16: 1131 us, 1634 without the row
+    ahead), and float32 also reads w's slice from shared memory on every row
+    (WS = 1: 1099 against 1193 with w in registers, and 1416 for v21's
+    registers at PF = 0; in bf16 WS = 1 is slower, 1161). Clusters of two run
+    one resident wave (P = 66: 435 against 453 for 264), clusters of 8 walk 8
+    CTAs per SM's worth (P = 131: 1069; 66: 1143; 16: 1834), and clusters of
+    4 (16385-32768 columns) the same (16384x32768: P = 261 1038, 132 1105)."""
     if n <= 1024:
         return Launch("layernorm_bwd_rows", rows_tile(n, 8 if n <= 512 else 4), per_sm=2)
     if n <= 2048:
         return Launch("layernorm_bwd_rows", rows_tile(n, 4, elems=2048), per_sm=4)
     if 8192 < n <= 8 * 8192:
         c, b, warps = split(n, backward=True)
-        consts = {"BLOCK_N": b, "CLUSTER": c, "WARPS": warps, "PF": 0 if dtype == "f32" else 1}
+        consts = {"BLOCK_N": b, "CLUSTER": c, "WARPS": warps, **({"WS": 1} if dtype == "f32" else {})}
         return Launch("layernorm_bwd_split_acc", consts, per_sm=1 if c == 2 else 8, cluster=c)
     if dtype == "f32" and n > 4096:
         return Launch("layernorm_bwd", {"BLOCK_N": block(n), "WARPS": BWD_ROW_WARPS, "PF": 0, "L2": 0})

@@ -124,7 +124,7 @@ def test_layernorm_backward_of_wide_rows_over_clusters():
         for dt in ("bf16", "f32"):
             s = schedules.ln_bwd(n, m=4096, sms=SMS, dtype=dt)
             c, b, warps = schedules.split(n, backward=True)
-            consts = {"BLOCK_N": b, "CLUSTER": c, "WARPS": warps, "PF": 0 if dt == "f32" else 1}
+            consts = {"BLOCK_N": b, "CLUSTER": c, "WARPS": warps, **({"WS": 1} if dt == "f32" else {})}
             assert s == schedules.Launch("layernorm_bwd_split_acc", consts, per_sm=1 if c == 2 else 8, cluster=c)
             assert b == 8192 and c * b >= n and warps == 16
             assert schedules.acc_rows(4096, SMS, s) == schedules.ACC_ROWS

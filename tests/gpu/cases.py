@@ -99,10 +99,12 @@ def split_cases(x, w, dy, cluster, min_block, fwd_p):
     yield ("stdlib/norm/rmsnorm.fnk", "rmsnorm_bwd_split_acc", {"x": x, "w": w, "dy": dy, "rstd": _rstd(x)},
            ["dx", "dw_acc"], {}, {"R": 2}, {**split, "P": 3})
     mu, r = _mean_rstd(x)
-    for pf in (0, 1):  # with the next row loaded ahead (fnk.torch's in bf16) and without (in float32)
+    # With the next row loaded ahead (fnk.torch's) and without; w's slice in registers (fnk.torch's in bf16) and
+    # in shared memory (in float32).
+    for pf, ws in ((0, 0), (1, 0), (1, 1)):
         yield ("stdlib/norm/layernorm.fnk", "layernorm_bwd_split_acc",
                {"x": x, "w": w, "dy": dy, "mean": mu, "rstd": r}, ["dx", "dw_acc", "db_acc"], {}, {"R": 2},
-               {**split, "P": 3, "PF": pf})
+               {**split, "P": 3, "PF": pf, "WS": ws})
     # The rings of bench/variants.fnk (copy_async): x (and dy) staged rows ahead in shared memory.
     yield ("bench/variants.fnk", "rms_fwd_split_ring", {"x": x, "w": w}, ["y", "rstd"], {"eps": 1e-5}, {},
            {**split, "P": fwd_p, "S": 3})
@@ -287,6 +289,7 @@ def lang_cases(rng):
     yield (f, "lang_control", {"x": rng.standard_normal((7, 300))}, ["y", "s"], {}, {})
     yield (f, "lang_grid3", {"x": rng.standard_normal((2, 3, 5))}, ["y"], {}, {})
     yield (f, "lang_cluster", {"x": rng.standard_normal((6, 64))}, ["y", "z", "s"], {}, {})
+    yield (f, "lang_cluster_siblings", {"x": rng.standard_normal((6, 64))}, ["s", "c"], {}, {})
     xr, dyr = rng.standard_normal((37, 1000)), rng.standard_normal((37, 1000))
     # The backward through a shared-memory ring (copy_async), rings longer than some CTAs' rows.
     yield ("bench/variants.fnk", "rms_bwd_ring", {"x": xr, "w": rng.standard_normal(1000), "dy": dyr, "rstd": _rstd(xr)},
