@@ -10,6 +10,10 @@
 // folds its own n slots in rank order (as the interpreter does). Two buffers
 // alternate between executions, so a peer that runs ahead into the next
 // reduction writes the other one: one cluster barrier per reduction.
+// With the st.async push, the later scalar cluster.reduces of the block whose
+// values are already computed (LayerNorm's sum(g) beside sum(g * xhat): the
+// CTA's sibling reductions) go in the same push, 2 or 4 values per slot, so
+// the row waits for its peers once (FNK_NO_SIBLING_REDUCE=1: one each).
 // A tile pulls instead: each CTA writes its tile to a buffer of its own, the
 // cluster synchronizes, every CTA reads all peers' buffers through
 // distributed shared memory (mapa + generic loads) and folds them in rank
@@ -69,15 +73,18 @@ Status Lowerer::lowerCluster(const ir::Operation& op) {
   auto generic = [&](llvm::Value* p) { return b.CreateAddrSpaceCast(p, llvm::PointerType::get(ctx, 0)); };
   if (src.layout.uniform) {
     if (n > 32) return fail(op, "a cluster of more than 32 CTAs");  // the fold below is one warp's shuffles
-    llvm::GlobalVariable* buf = makeBuf(2 * n);
+    // (The st.async push counts the executions instead: bit 0 is the half.
+    // st.async stores 4 or 8 bytes; narrower integers take the barrier.)
+    const bool async = clusterMbar && (bytes == 4 || bytes == 8);
+    // This reduction and its siblings, one slot of `width` values per rank.
+    const std::vector<const ir::Operation*> group = async && bytes == 4 ? clusterSiblings(op) : std::vector{&op};
+    const int64_t width = group.size() == 1 ? 1 : group.size() == 2 ? 2 : 4;
+    llvm::GlobalVariable* buf = makeBuf(2 * n * width);
     // This execution's half: a parity bit flipped per execution, kept in a
     // private variable (promoted to a register, a loop-carried one in loops).
     llvm::IRBuilder<> eb(&kernel->getEntryBlock(), kernel->getEntryBlock().begin());
     llvm::AllocaInst* parity = eb.CreateAlloca(b.getInt32Ty(), nullptr, "cluster.parity");
     eb.CreateStore(i32(0), parity);
-    // (The st.async push counts the executions instead: bit 0 is the half.
-    // st.async stores 4 or 8 bytes; narrower integers take the barrier.)
-    const bool async = clusterMbar && (bytes == 4 || bytes == 8);
     llvm::Value* half = b.CreateLoad(b.getInt32Ty(), parity);
     llvm::Value* execs = half;
     if (async) {
@@ -88,40 +95,49 @@ Status Lowerer::lowerCluster(const ir::Operation& op) {
     }
     llvm::Value* base = b.CreateMul(half, i32(n));
     llvm::Value* rank = intrinsic(llvm::Intrinsic::nvvm_read_ptx_sreg_cluster_ctarank, {}, {});
-    llvm::Value* v = toAccV(src.regs[0]);
+    std::vector<llvm::Value*> vs;
+    for (const ir::Operation* g : group) vs.push_back(toAccV(tile(g->operand(0)).regs[0]));
     std::pair<llvm::Value*, llvm::Value*> mbarPhase{nullptr, nullptr};
     if (async) {
-      mbarPhase = asyncPush(buf, accTy, bytes, execs, base, rank, v, n);
+      mbarPhase = asyncPush(buf, accTy, bytes, execs, base, rank, vs, width, n);
     } else {
       emitIf(b.CreateICmpULT(tid, i32(n)), [&] {
         llvm::Value* mine = generic(b.CreateGEP(accTy, buf, b.CreateAdd(base, rank)));
         llvm::Value* peer = intrinsic(llvm::Intrinsic::nvvm_mapa, {}, {mine, tid});
-        b.CreateAlignedStore(v, peer, llvm::Align(bytes));
+        b.CreateAlignedStore(vs[0], peer, llvm::Align(bytes));
       });
       clusterSync();
     }
     // The wait for the peers' pushes, then: lane q of every warp reads slot q,
-    // and the lanes fold the n values in rank order from warp shuffles, so
-    // every thread ends with the same result.
-    const ir::Value* result = op.result();
-    auto finish = [this, mbarPhase, accTy, buf, base, n, bytes, kind, accDt, dt, out, result]() mutable {
+    // and the lanes fold the n values of each reduction in rank order from
+    // warp shuffles, so every thread ends with the same results.
+    auto finish = [this, mbarPhase, accTy, buf, base, n, bytes, width, group, dt, accDt]() mutable {
       if (mbarPhase.first) mbarWait(mbarPhase.first, mbarPhase.second);
       llvm::Value* lane = b.CreateAnd(tid, i32(31));
       llvm::Value* q = b.CreateSelect(b.CreateICmpULT(lane, i32(n)), lane, i32(0));
-      llvm::Value* x = b.CreateAlignedLoad(accTy, b.CreateGEP(accTy, buf, b.CreateAdd(base, q)), llvm::Align(bytes));
-      llvm::Value* s = nullptr;
-      for (int64_t k = 0; k < n; ++k) {
-        llvm::Value* xk = shuffleIdx(x, static_cast<int>(k));
-        s = s ? combine(kind, accDt, s, xk) : xk;
+      llvm::Value* slot = b.CreateMul(b.CreateAdd(base, q), i32(width));
+      for (size_t j = 0; j < group.size(); ++j) {
+        const ir::Operation& g = *group[j];
+        const std::string gkind = g.attrs().getStr("kind");
+        llvm::Value* x = b.CreateAlignedLoad(accTy, b.CreateGEP(accTy, buf, b.CreateAdd(slot, i32(static_cast<int32_t>(j)))),
+                                             llvm::Align(bytes));
+        llvm::Value* s = nullptr;
+        for (int64_t k = 0; k < n; ++k) {
+          llvm::Value* xk = shuffleIdx(x, static_cast<int>(k));
+          s = s ? combine(gkind, accDt, s, xk) : xk;
+        }
+        TV r = makeTV(g.result()->type());
+        r.regs[0] = ir::isFloat(dt) ? fromAcc(s, dt) : s;
+        tiles[g.result()] = r;
       }
-      out.regs[0] = ir::isFloat(dt) ? fromAcc(s, dt) : s;
-      tiles[result] = out;
     };
+    for (size_t j = 1; j < group.size(); ++j) early.insert(group[j]);
     // FNK_CLUSTER_DEFER=1: the wait and fold at the first op of this block
     // that uses the result (or the block's end), so that the work in between
     // (the next row's partial sum, in a kernel pipelined by hand) overlaps
     // the peers' pushes.
-    if (async && knob(Knob::ClusterDefer) != 0) pendingFolds.push_back({result, curBlock, std::move(finish)});
+    if (async && group.size() == 1 && knob(Knob::ClusterDefer) != 0)
+      pendingFolds.push_back({op.result(), curBlock, std::move(finish)});
     else finish();
     return Status::ok();
   }
@@ -170,7 +186,7 @@ Status Lowerer::lowerCluster(const ir::Operation& op) {
 // only after reading this half: the same argument as the barrier version.
 std::pair<llvm::Value*, llvm::Value*> Lowerer::asyncPush(llvm::GlobalVariable* buf, llvm::Type* accTy, int64_t bytes,
                                                          llvm::Value* execs, llvm::Value* base, llvm::Value* rank,
-                                                         llvm::Value* v, int64_t n) {
+                                                         const std::vector<llvm::Value*>& vs, int64_t width, int64_t n) {
   const int64_t pair = clusterMbarNext++;
   auto* mty = llvm::cast<llvm::ArrayType>(clusterMbar->getValueType());
   llvm::Value* half = b.CreateAnd(execs, i32(1));
@@ -179,18 +195,64 @@ std::pair<llvm::Value*, llvm::Value*> Lowerer::asyncPush(llvm::GlobalVariable* b
       b.CreateGEP(mty, clusterMbar, {b.getInt64(0), b.CreateZExt(b.CreateAdd(half, i32(2 * pair)), b.getInt64Ty())}));
   emitIf(b.CreateICmpEQ(tid, i32(0)), [&] {
     ptx("{ .reg .b64 fnk_state; mbarrier.arrive.expect_tx.shared::cta.b64 fnk_state, [$0], $1; }", "r,r", b.getVoidTy(),
-        {mbar, i32(n * bytes)});
+        {mbar, i32(static_cast<int32_t>(n * width * bytes))});
   });
   emitIf(b.CreateICmpULT(tid, i32(n)), [&] {
-    llvm::Value* slot = sharedAddr(b.CreateGEP(accTy, buf, b.CreateAdd(base, rank)));
-    const bool wide = bytes == 8;
-    llvm::Value* bits = b.CreateBitCast(v, wide ? b.getInt64Ty() : b.getInt32Ty());
-    ptx(std::string("{ .reg .b32 fnk_slot, fnk_bar; mapa.shared::cluster.u32 fnk_slot, $0, $3; "
-                    "mapa.shared::cluster.u32 fnk_bar, $1, $3; st.async.shared::cluster.mbarrier::complete_tx::bytes.") +
-            (wide ? "b64" : "b32") + " [fnk_slot], $2, [fnk_bar]; }",
-        std::string("r,r,") + (wide ? "l" : "r") + ",r", b.getVoidTy(), {slot, mbar, bits, tid});
+    llvm::Value* slot = sharedAddr(b.CreateGEP(accTy, buf, b.CreateMul(b.CreateAdd(base, rank), i32(width))));
+    const bool wide = bytes == 8;  // one f64 or 64-bit value (width 1)
+    llvm::Type* bitsTy = wide ? b.getInt64Ty() : b.getInt32Ty();
+    // The slot's values as bits, padded with zeros to the vector width.
+    std::vector<llvm::Value*> args{slot, mbar};
+    std::string vals, cons = "r,r";
+    for (int64_t j = 0; j < width; ++j) {
+      llvm::Value* v = j < static_cast<int64_t>(vs.size()) ? vs[j] : llvm::Constant::getNullValue(accTy);
+      args.push_back(b.CreateBitCast(v, bitsTy));
+      vals += (j ? ", $" : "$") + std::to_string(j + 2);
+      cons += wide ? ",l" : ",r";
+    }
+    args.push_back(tid);
+    const std::string peer = "$" + std::to_string(width + 2);
+    const std::string vec = width == 1 ? "" : ".v" + std::to_string(width);
+    ptx("{ .reg .b32 fnk_slot, fnk_bar; mapa.shared::cluster.u32 fnk_slot, $0, " + peer +
+            "; mapa.shared::cluster.u32 fnk_bar, $1, " + peer +
+            "; st.async.shared::cluster.mbarrier::complete_tx::bytes" + vec + (wide ? ".b64" : ".b32") + " [fnk_slot], " +
+            (width == 1 ? vals : "{" + vals + "}") + ", [fnk_bar]; }",
+        cons + ",r", b.getVoidTy(), args);
   });
   return {mbar, phase};
+}
+
+// The later scalar cluster.reduces of the current block that can go in
+// `first`'s push: their values are lowered already (a CTA reduction's
+// siblings), of first's dtype, up to 4, none past another cluster barrier.
+std::vector<const ir::Operation*> Lowerer::clusterSiblings(const ir::Operation& first) {
+  std::vector<const ir::Operation*> group{&first};
+  if (knob(Knob::NoSiblingReduce) != 0 || !curBlock) return group;
+  const ir::DType dt = tile(first.operand(0)).dtype;
+  bool seen = false;
+  for (const auto& o : curBlock->ops()) {
+    if (o.get() == &first) {
+      seen = true;
+      continue;
+    }
+    if (!seen || early.count(o.get())) continue;
+    if (o->kind() != ir::OpKind::ClusterReduce) {
+      if (o->kind() == ir::OpKind::ClusterSync || (o->numRegions() > 0 && ir::anyOp(*o, [](const ir::Operation& x) {
+                                                     return x.kind() == ir::OpKind::ClusterSync ||
+                                                            x.kind() == ir::OpKind::ClusterReduce;
+                                                   })))
+        break;
+      continue;
+    }
+    auto it = tiles.find(o->operand(0));
+    const std::string kind = o->attrs().getStr("kind");
+    if (it == tiles.end() || !it->second.layout.uniform || it->second.dtype != dt ||
+        (kind != "sum" && kind != "max" && kind != "min"))
+      break;
+    group.push_back(o.get());
+    if (group.size() == 4) break;
+  }
+  return group;
 }
 
 // Every thread waits for the phase `phase` of the mbarrier at `mbar`,

@@ -336,11 +336,15 @@ public:
   void fenceGpu();
   /// The 32-bit shared::cta address of a shared-memory pointer.
   llvm::Value* sharedAddr(llvm::Value* p);
-  /// The st.async push of a scalar cluster.reduce (Cluster.cpp): the
-  /// mbarrier its wait waits on, and the phase.
+  /// The st.async push of a scalar cluster.reduce and its siblings
+  /// (Cluster.cpp): `vs` into this CTA's slot of `width` values (1, 2 or 4;
+  /// padded) at every peer; the mbarrier its wait waits on, and the phase.
   std::pair<llvm::Value*, llvm::Value*> asyncPush(llvm::GlobalVariable* buf, llvm::Type* accTy, int64_t bytes,
                                                   llvm::Value* execs, llvm::Value* base, llvm::Value* rank,
-                                                  llvm::Value* v, int64_t n);
+                                                  const std::vector<llvm::Value*>& vs, int64_t width, int64_t n);
+  /// The scalar cluster.reduce `first` and the later ones of its block whose
+  /// values are lowered already, to push together (at most 4).
+  std::vector<const ir::Operation*> clusterSiblings(const ir::Operation& first);
   /// Every thread waits for phase `phase` of the mbarrier at `mbar` (trapping
   /// after `trapAfter` tries when that is not 0).
   void mbarWait(llvm::Value* mbar, llvm::Value* phase, uint32_t trapAfter = 0);

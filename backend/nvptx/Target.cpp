@@ -118,7 +118,7 @@ int64_t knob(Knob k, int64_t dflt) {
 }
 
 std::string loweringKey() {
-  std::string k = "nvptx-v1.30";  // bump with every change to the lowering
+  std::string k = "nvptx-v1.31";  // bump with every change to the lowering
   for (const std::string& t : knobTexts()) k += "|" + t;
   return k + ir::knobKey();  // the IR passes' knobs change what is lowered
 }
