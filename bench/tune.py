@@ -230,11 +230,6 @@ def variant_cases():
                lambda wp=wp: rms.rmsnorm_fwd_row(x, w, y, rstd, eps=1e-6, BLOCK_N=8192, WARPS=wp))
     yield ("RMSNorm fwd 32768x8192", "rows WARPS=8 ROWS=4", fwd,
            lambda: var.rms_fwd_rows(x, w, y, rstd, eps=1e-6, WARPS=8, ROWS=4))
-    # CTAs per SM asked of ptxas (its register cap), x read again or held: the settings that do not spill (v22)
-    for kern, wp, ctas in (("rms_fwd_row_ctas", 16, 3), ("rms_fwd_row_ctas", 32, 2), ("rms_fwd_hold_ctas", 8, 4),
-                           ("rms_fwd_hold_ctas", 16, 3), ("rms_fwd_hold_ctas", 32, 2)):
-        yield ("RMSNorm fwd 32768x8192", f"{kern} WARPS={wp} CTAS={ctas}", fwd,
-               lambda kern=kern, wp=wp, ctas=ctas: getattr(var, kern)(x, w, y, rstd, eps=1e-6, WARPS=wp, CTAS=ctas))
     # float32 rows (32 KB): whole, or in chunks read twice (fnk.torch's since backend v20: 4096 at 8 warps).
     xf, wf = x.float(), w.float()
     yf, rf = torch.empty_like(xf), torch.empty(M, device=DEV)
@@ -246,9 +241,6 @@ def variant_cases():
     for bn, wp in ((2048, 4), (2048, 8), (4096, 4), (4096, 8), (4096, 16), (8192, 8), (8192, 16)):
         yield ("RMSNorm fwd f32 32768x8192", f"stdlib chunked BLOCK_N={bn} WARPS={wp}", 2 * M * N * 4,
                lambda bn=bn, wp=wp: rms.rmsnorm_fwd(xf, wf, yf, rf, eps=1e-6, BLOCK_N=bn, WARPS=wp))
-    for kern, wp, ctas in (("rms_fwd_row_ctas", 16, 3), ("rms_fwd_hold_ctas", 32, 2)):
-        yield ("RMSNorm fwd f32 32768x8192", f"{kern} WARPS={wp} CTAS={ctas}", 2 * M * N * 4,
-               lambda kern=kern, wp=wp, ctas=ctas: getattr(var, kern)(xf, wf, yf, rf, eps=1e-6, WARPS=wp, CTAS=ctas))
     # float32 LayerNorm rows: the whole-row kernel spills 720 bytes in f32; chunks (fnk.torch's since backend v20).
     bf_ = b.float()
     mf = torch.empty(M, device=DEV)
