@@ -39,9 +39,6 @@ def main():
     ap.add_argument("--acc-variant", action="append", default=[], metavar="KERNEL:K=V,...",
                     help="also a bench/variants.fnk kernel with rmsnorm_bwd_split_acc's parameters, at these consts, "
                          "then rmsnorm_bwd_dw_take (repeatable)")
-    ap.add_argument("--pair-variant", action="append", default=[], metavar="KERNEL:K=V,...",
-                    help="also a bench/variants.fnk kernel with rms_bwd_pair's parameters (two rows per step, the "
-                         "second through views P rows in), at these consts (P among them), then rmsnorm_bwd_dw_take")
     ap.add_argument("--rounds", type=int, default=1, help="time every case this many times, in turn")
     a = ap.parse_args()
     print(bench.device_id(), flush=True)
@@ -106,12 +103,6 @@ def main():
             name, _, consts = v.partition(":")
             c = {k: int(val) for k, val in (kv.split("=") for kv in consts.split(",") if kv)}
             backwards[v] = into_rows(schedules.ACC_ROWS, getattr(var, name), **c)
-        for v in a.pair_variant:
-            name, _, consts = v.partition(":")
-            c = {k: int(val) for k, val in (kv.split("=") for kv in consts.split(",") if kv)}
-            acc = torch.zeros(schedules.ACC_ROWS, N, device="cuda")
-            backwards[v] = lambda kern=getattr(var, name), c=c, p=c["P"], acc=acc: (
-                kern(x, x[p:], w, dy, dy[p:], rstd, rstd[p:], dx, dx[p:], acc, **c), take(acc))
     else:
         backwards = {f"fnk.torch ({bl.kernel} + rmsnorm_bwd_dw)": lambda: (rows_partial(), dws())}
     if N == 8192:
