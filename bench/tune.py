@@ -315,10 +315,6 @@ def variant_cases():
     for l2 in (0, 3):  # x and dy asked into L2 L2 rows ahead: the default 2, none, 3 (backend v14)
         yield ("LayerNorm bwd 32768x8192 (dx, partials)", f"stdlib WARPS=16 P=1x L2={l2}", 3 * M * N * 2,
                lambda l2=l2: ln.layernorm_bwd(x, w, dyl, mean, rstd, dxl, dwp, dbp, BLOCK_N=8192, WARPS=16, L2=l2))
-    # dw and db summed in shared memory (and w's slice with WS = 1), the next rows loaded PF ahead (v22)
-    for pf, ws in ((1, 0), (1, 1), (2, 1)):
-        yield ("LayerNorm bwd 32768x8192 (dx, partials)", f"sacc WARPS=16 P=1x PF={pf} WS={ws}", 3 * M * N * 2,
-               lambda pf=pf, ws=ws: var.ln_bwd_sacc(x, w, dyl, mean, rstd, dxl, dwp, dbp, WARPS=16, PF=pf, WS=ws))
     # float32 rows: with the next row loaded ahead (PF = 1, fnk.torch's) ptxas spills 76-84 bytes at 16 warps and
     # 68 at 32; PF = 0 spills nothing (tests/lit/gpu/spills.test; backend v21).
     xf, wf, dyf, dxf = x.float(), w.float(), dyl.float(), torch.empty(M, N, device=DEV)
@@ -328,10 +324,6 @@ def variant_cases():
         yield ("LayerNorm bwd f32 32768x8192 (dx, partials)", f"stdlib WARPS={wp} PF={pf} L2={l2} P=1x", 3 * M * N * 4,
                lambda wp=wp, pf=pf, l2=l2: ln.layernorm_bwd(xf, wf, dyf, mean, rstd, dxf, dwp, dbp, BLOCK_N=8192,
                                                             WARPS=wp, PF=pf, L2=l2))
-    for pf, ws, l2 in ((1, 1, 2), (1, 1, 0), (1, 0, 0)):
-        yield ("LayerNorm bwd f32 32768x8192 (dx, partials)", f"sacc WARPS=16 PF={pf} WS={ws} L2={l2} P=1x",
-               3 * M * N * 4, lambda pf=pf, ws=ws, l2=l2: var.ln_bwd_sacc(xf, wf, dyf, mean, rstd, dxf, dwp, dbp, WARPS=16,
-                                                                        PF=pf, WS=ws, L2=l2))
     del xf, dyf, dxf
     yield from ln_split_cases(ln, sms, var)
     # w held in registers (stdlib) or read per row (wrow) at 4096 columns too.
