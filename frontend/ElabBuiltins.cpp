@@ -111,6 +111,25 @@ bool Elaborator::runIndices(const std::string& fname, const EVal& view) {
   return true;
 }
 
+// `stream = true` on a load or store of a global tensor: the data is used once
+// (the "stream" attribute; on the GPU an L2 evict_first policy). It must be
+// a compile-time bool, and a shared buffer has no L2 lines to hint.
+bool Elaborator::streamArg(const std::string& fname, const CallArgs& args, const EVal& view, ir::AttrDict& a) {
+  const EVal* st = args.get("stream");
+  if (!st) return true;
+  if (st->isError()) return false;
+  if (st->kind != EVal::Kind::Bool) {
+    diags_.error(st->range, fname + "() stream must be a compile-time bool, got " + typeStr(*st));
+    return false;
+  }
+  if (st->b && !view.value->type().isTensor()) {
+    diags_.error(st->range, fname + "(stream = true) hints how a global tensor's lines leave L2, not a shared buffer's");
+    return false;
+  }
+  if (st->b) a.set("stream", true);
+  return true;
+}
+
 bool Elaborator::maskArg(const std::string& fname, const CallArgs& args, std::vector<int64_t>& shape, ir::Value*& mask) {
   mask = nullptr;
   const EVal* m = args.get("mask");
@@ -381,7 +400,7 @@ EVal Elaborator::builtin(const std::string& fname, CallArgs& args, SourceRange r
     return EVal::none(r);
   }
   if (fname == "load") {
-    if (!expect(1, 1, {"mask", "other"})) return EVal::error();
+    if (!expect(1, 1, {"mask", "other", "stream"})) return EVal::error();
     const EVal& view = args.pos[0];
     if (view.isError()) return view;
     if (view.kind != EVal::Kind::View) {
@@ -414,7 +433,7 @@ EVal Elaborator::builtin(const std::string& fname, CallArgs& args, SourceRange r
       ops.push_back(v);
       a.set(key, true);
     }
-    if (!checkTile(dt, shape, r)) return EVal::error();
+    if (!checkTile(dt, shape, r) || !streamArg(fname, args, view, a)) return EVal::error();
     return EVal::of(emit(OpKind::Load, r, ops, Type::tile(dt, shape), a), r);
   }
   if (fname == "prefetch") {
@@ -569,7 +588,7 @@ EVal Elaborator::builtin(const std::string& fname, CallArgs& args, SourceRange r
   // the memory held before: the same operands and checks.
   if (fname == "store" || fname == "atomic_add") {
     const bool atomic = fname == "atomic_add";
-    if (!(atomic ? expect(2, 2, {"mask", "release"}) : expect(2, 2, {"mask"}))) return EVal::error();
+    if (!(atomic ? expect(2, 2, {"mask", "release"}) : expect(2, 2, {"mask", "stream"}))) return EVal::error();
     const EVal& view = args.pos[0];
     if (view.isError() || args.pos[1].isError()) return EVal::error();
     if (view.kind != EVal::Kind::View) {
@@ -635,6 +654,7 @@ EVal Elaborator::builtin(const std::string& fname, CallArgs& args, SourceRange r
       if (!checkTile(dt, shape, r)) return EVal::error();
       return EVal::of(emit(OpKind::Atomic, r, ops, Type::tile(dt, shape), a), r);
     }
+    if (!streamArg(fname, args, view, a)) return EVal::error();
     builder_.create(OpKind::Store, r, ops, {}, a);
     return EVal::none(r);
   }

@@ -92,6 +92,9 @@ public:
   /// The optional `mask =` argument of fname(): a bool tile broadcast into
   /// `shape`, null when absent; false (reported) when it is not one.
   bool maskArg(const std::string& fname, const CallArgs& args, std::vector<int64_t>& shape, ir::Value*& mask);
+  /// A load's or store's `stream = true` (a compile-time bool, global tensors
+  /// only) into its attributes; false after a diagnostic.
+  bool streamArg(const std::string& fname, const CallArgs& args, const EVal& view, ir::AttrDict& a);
   bool copyOperands(const std::string& fname, const CallArgs& args, SourceRange r, bool toShared = true);
   bool runIndices(const std::string& fname, const EVal& view);
   std::string typeStr(const EVal& v) const;

@@ -36,6 +36,7 @@ enum class Knob {
   TreeFold,            // FNK_TREE_FOLD (default 1): a row's warp partials folded pairwise, 0: one after another
   Pdl,                 // FNK_PDL: programmatic dependent launch (nvptx::kPdlSymbol)
   NoSwizzle,           // FNK_NO_SWIZZLE: shared buffers of 4-byte elements in the plain layout
+  NoStream,            // FNK_NO_STREAM: loads and stores with stream = true take the default L2 policy
 };
 /// The knob's variable as an integer (a non-numeric text counts as 1), or
 /// `dflt` when it is unset or empty.

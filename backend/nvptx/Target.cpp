@@ -92,8 +92,9 @@ constexpr const char* kKnobNames[] = {"FNK_NO_CONTRACT",          "FNK_NO_HOIST"
                                       "FNK_SCRATCH_BARRIERS",     "FNK_UNROLL",    "FNK_CLUSTER_ASYNC",
                                       "FNK_UNIFORM_PREFETCH",     "FNK_CLUSTER_DEFER",
                                       "FNK_TREE_FOLD",
-                                      "FNK_PDL",                  "FNK_NO_SWIZZLE"};  // in Knob's order
-static_assert(std::size(kKnobNames) == static_cast<size_t>(Knob::NoSwizzle) + 1, "one name per Knob");
+                                      "FNK_PDL",                  "FNK_NO_SWIZZLE",
+                                      "FNK_NO_STREAM"};  // in Knob's order
+static_assert(std::size(kKnobNames) == static_cast<size_t>(Knob::NoStream) + 1, "one name per Knob");
 
 /// Each knob's text ("" when unset), read once.
 const std::vector<std::string>& knobTexts() {
@@ -118,7 +119,7 @@ int64_t knob(Knob k, int64_t dflt) {
 }
 
 std::string loweringKey() {
-  std::string k = "nvptx-v1.31";  // bump with every change to the lowering
+  std::string k = "nvptx-v1.32";  // bump with every change to the lowering
   for (const std::string& t : knobTexts()) k += "|" + t;
   return k + ir::knobKey();  // the IR passes' knobs change what is lowered
 }
