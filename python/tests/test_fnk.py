@@ -583,6 +583,62 @@ def test_split_backward_into_rows_of_sums(rms, m, n, p, r_, block, cluster):
         assert not acc.view(np.uint32).any(), "rmsnorm_bwd_dw_take leaves dw_acc at +0.0"
 
 
+@pytest.mark.parametrize("m,n,cluster,block,p,ws", [(5, 1000, 2, 512, 3, 0), (7, 300, 4, 128, 2, 1),
+                                                     (4, 2049, 2, 1100, 4, 1), (3, 64, 4, 16, 5, 0)])
+def test_layernorm_split_backward(m, n, cluster, block, p, ws):
+    """stdlib layernorm_bwd_split_acc (dw and db summed in shared memory, w's
+    slice there too with WS = 1; the row's two cluster sums) then
+    layernorm_bwd_dwdb_take against NumPy float64: dx, dw and db, the sums
+    left at +0.0; clusters with no row, ragged rows."""
+    ln = fnk.load(LAYERNORM)
+    r = rng()
+    x = (r.standard_normal((m, n)) + 0.5).astype(np.float32)
+    w, dy = r.standard_normal(n).astype(np.float32), r.standard_normal((m, n)).astype(np.float32)
+    x64 = x.astype(np.float64)
+    mu, r64 = x64.mean(axis=1), 1 / np.sqrt(x64.var(axis=1) + 1e-5)
+    dx, dw, db = np.full_like(x, np.nan), np.full(n, np.nan, np.float32), np.full(n, np.nan, np.float32)
+    accs = [np.zeros((3, n), np.float32) for _ in range(2)]
+    ln.layernorm_bwd_split_acc(x, w, dy, mu.astype(np.float32), r64.astype(np.float32), dx, *accs, BLOCK_N=block,
+                               CLUSTER=cluster, WARPS=2, P=p, WS=ws, T="f32")
+    ln.layernorm_bwd_dwdb_take(*accs, dw, db, T="f32")
+    xhat = (x64 - mu[:, None]) * r64[:, None]
+    g = dy * w.astype(np.float64)
+    ref = r64[:, None] * (g - g.mean(axis=1, keepdims=True) - xhat * (g * xhat).mean(axis=1, keepdims=True))
+    np.testing.assert_allclose(dx, ref, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(dw, (dy * xhat).sum(axis=0), rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(db, dy.astype(np.float64).sum(axis=0), rtol=1e-4, atol=1e-4)
+    assert not any(a.view(np.uint32).any() for a in accs), "layernorm_bwd_dwdb_take leaves the sums at +0.0"
+
+
+def test_cluster_reductions_pushed_together():
+    """tests/gpu/lang.fnk's lang_cluster_siblings (three f32 cluster sums of
+    three kinds that the GPU pushes together, and an i32 count) against NumPy:
+    clusters of 4 rows, the second one's last two rows past G reading zeros."""
+    m = fnk.load(REPO / "tests" / "gpu" / "lang.fnk")
+    x = rng().standard_normal((6, 64)).astype(np.float32)
+    s, c = np.full((6, 9), np.nan, np.float32), np.full((6, 3), -7, np.int32)
+    m.lang_cluster_siblings(x, s, c)
+    xp = np.concatenate([x, np.zeros((2, 64), np.float32)])
+    for g in range(6):
+        rows = xp[(g // 4) * 4:(g // 4) * 4 + 4]
+        for k in range(3):
+            np.testing.assert_allclose(s[g, 3 * k], (rows.astype(np.float64) * (k + 1)).sum(), rtol=1e-5, atol=1e-5)
+            assert s[g, 3 * k + 1] == rows.max()
+            np.testing.assert_allclose(s[g, 3 * k + 2], rows.min() - k, rtol=1e-6)
+            assert c[g, k] == (rows > 0).sum() + k
+
+
+def test_stream_changes_no_result():
+    """tests/gpu/lang.fnk's lang_stream (loads and stores with stream = true,
+    an L2 hint on the GPU) against NumPy, on whole and ragged rows."""
+    m = fnk.load(REPO / "tests" / "gpu" / "lang.fnk")
+    for n in (1024, 1000):
+        x = rng().standard_normal((5, n)).astype(np.float32)
+        y = np.full_like(x, np.nan)
+        m.lang_stream(x, y)
+        np.testing.assert_array_equal(y, np.where(x > -0.5, x * np.float32(3) + np.float32(1), x * np.float32(2)))
+
+
 def test_split_backward_into_no_rows_is_refused(rms):
     """A dw_acc without rows would make every CTA's row index p % 0: the
     launch requirement refuses it before anything runs, and names R."""
