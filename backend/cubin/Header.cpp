@@ -95,8 +95,8 @@ private:
         // constant divisor other than 0 and -1 needs neither check.
         const ir::Operation* d = op.operand(1)->definingOp();
         const ir::Attr* dv = d && d->kind() == OpKind::Constant ? d->attrs().get("value") : nullptr;
-        const std::string dstr = dv ? ir::attrStr(*dv) : "";
-        if (dv && dstr != "0" && dstr != "-1") {
+        const int64_t* k = dv ? std::get_if<int64_t>(dv) : nullptr;
+        if (k && *k != 0 && *k != -1) {
           bind(op, a(0) + (div ? " / " : " % ") + a(1));
           return Status::ok();
         }
