@@ -111,22 +111,33 @@ bool Elaborator::runIndices(const std::string& fname, const EVal& view) {
   return true;
 }
 
+// fname()'s optional `key = <compile-time bool>` argument into `value`
+// (false when absent); false after a diagnostic.
+bool Elaborator::constBoolArg(const std::string& fname, const CallArgs& args, const char* key, bool& value) {
+  value = false;
+  const EVal* e = args.get(key);
+  if (!e) return true;
+  if (e->isError()) return false;
+  if (e->kind != EVal::Kind::Bool) {
+    diags_.error(e->range, fname + "() " + key + " must be a compile-time bool, got " + typeStr(*e));
+    return false;
+  }
+  value = e->b;
+  return true;
+}
+
 // `stream = true` on a load or store of a global tensor: the data is used once
-// (the "stream" attribute; on the GPU an L2 evict_first policy). It must be
-// a compile-time bool, and a shared buffer has no L2 lines to hint.
+// (the "stream" attribute; on the GPU an L2 evict_first policy). A shared
+// buffer has no L2 lines to hint.
 bool Elaborator::streamArg(const std::string& fname, const CallArgs& args, const EVal& view, ir::AttrDict& a) {
-  const EVal* st = args.get("stream");
-  if (!st) return true;
-  if (st->isError()) return false;
-  if (st->kind != EVal::Kind::Bool) {
-    diags_.error(st->range, fname + "() stream must be a compile-time bool, got " + typeStr(*st));
+  bool stream;
+  if (!constBoolArg(fname, args, "stream", stream)) return false;
+  if (stream && !view.value->type().isTensor()) {
+    diags_.error(args.get("stream")->range,
+                 fname + "(stream = true) hints how a global tensor's lines leave L2, not a shared buffer's");
     return false;
   }
-  if (st->b && !view.value->type().isTensor()) {
-    diags_.error(st->range, fname + "(stream = true) hints how a global tensor's lines leave L2, not a shared buffer's");
-    return false;
-  }
-  if (st->b) a.set("stream", true);
+  if (stream) a.set("stream", true);
   return true;
 }
 
@@ -635,20 +646,16 @@ EVal Elaborator::builtin(const std::string& fname, CallArgs& args, SourceRange r
       ops.push_back(broadcastTo(mask, shape, r));
       a.set("mask", true);
     }
-    if (const EVal* rel = atomic ? args.get("release") : nullptr) {
-      if (rel->isError()) return EVal::error();
-      if (rel->kind != EVal::Kind::Bool) {
-        diags_.error(rel->range, "atomic_add() release must be a compile-time bool, got " + typeStr(*rel));
-        return EVal::error();
-      }
-      if (rel->b && (!shape.empty() || !mt.isTensor() || mask)) {
-        diags_.error(rel->range, "atomic_add(release = true) adds once per CTA to one element of a global tensor, "
-                                 "without a mask; here the indexed shape is " + dimsStr(shape) +
-                                 (mt.isTensor() ? "" : " of a shared buffer") + (mask ? " with a mask" : ""));
-        return EVal::error();
-      }
-      if (rel->b) a.set("release", true);
+    bool release = false;
+    if (atomic && !constBoolArg(fname, args, "release", release)) return EVal::error();
+    if (release && (!shape.empty() || !mt.isTensor() || mask)) {
+      diags_.error(args.get("release")->range,
+                   "atomic_add(release = true) adds once per CTA to one element of a global tensor, "
+                   "without a mask; here the indexed shape is " + dimsStr(shape) +
+                       (mt.isTensor() ? "" : " of a shared buffer") + (mask ? " with a mask" : ""));
+      return EVal::error();
     }
+    if (release) a.set("release", true);
     if (atomic) {
       a.set("kind", std::string("add"));
       if (!checkTile(dt, shape, r)) return EVal::error();

@@ -92,6 +92,9 @@ public:
   /// The optional `mask =` argument of fname(): a bool tile broadcast into
   /// `shape`, null when absent; false (reported) when it is not one.
   bool maskArg(const std::string& fname, const CallArgs& args, std::vector<int64_t>& shape, ir::Value*& mask);
+  /// fname()'s optional `key = <compile-time bool>` into `value` (false
+  /// when absent); false (reported) when it is not a compile-time bool.
+  bool constBoolArg(const std::string& fname, const CallArgs& args, const char* key, bool& value);
   /// A load's or store's `stream = true` (a compile-time bool, global tensors
   /// only) into its attributes; false after a diagnostic.
   bool streamArg(const std::string& fname, const CallArgs& args, const EVal& view, ir::AttrDict& a);
