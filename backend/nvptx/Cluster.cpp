@@ -27,7 +27,7 @@
 namespace fnk::nvptx::detail {
 
 Status Lowerer::lowerCluster(const ir::Operation& op) {
-  if (op.kind() == ir::OpKind::ClusterSync || op.kind() == ir::OpKind::ClusterReduce) flushClusterWait();
+  if (isClusterBarrier(op)) flushClusterWait();
   auto clusterSync = [&] {
     intrinsic(llvm::Intrinsic::nvvm_barrier_cluster_arrive, {}, {});
     intrinsic(llvm::Intrinsic::nvvm_barrier_cluster_wait, {}, {});
@@ -237,11 +237,7 @@ std::vector<const ir::Operation*> Lowerer::clusterSiblings(const ir::Operation& 
     }
     if (!seen || early.count(o.get())) continue;
     if (o->kind() != ir::OpKind::ClusterReduce) {
-      if (o->kind() == ir::OpKind::ClusterSync || (o->numRegions() > 0 && ir::anyOp(*o, [](const ir::Operation& x) {
-                                                     return x.kind() == ir::OpKind::ClusterSync ||
-                                                            x.kind() == ir::OpKind::ClusterReduce;
-                                                   })))
-        break;
+      if (ir::anyOp(*o, isClusterBarrier)) break;  // a cluster.sync, or a region holding one or a reduce
       continue;
     }
     auto it = tiles.find(o->operand(0));

@@ -319,13 +319,11 @@ int64_t Lowerer::residentCtas() {
   return fullOccupancyCtas();
 }
 
-namespace {
-/// Cluster barriers: cluster.sync, and those of cluster.reduce (reading the
-/// rank or size needs none).
 bool isClusterBarrier(const ir::Operation& op) {
   return op.kind() == ir::OpKind::ClusterSync || op.kind() == ir::OpKind::ClusterReduce;
 }
 
+namespace {
 /// cluster.reduce ops of a scalar in `blk`, nested regions included.
 int64_t countScalarClusterReduces(const ir::Block& blk) {
   int64_t n = 0;

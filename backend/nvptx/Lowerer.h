@@ -385,6 +385,9 @@ private:
   void finishScratch();
 };
 
+/// Cluster barriers: cluster.sync, and those of cluster.reduce (reading the
+/// rank or size needs none).
+bool isClusterBarrier(const ir::Operation& op);
 /// The mbarrier pairs of fn's st.async cluster.reduce push: one per scalar
 /// cluster.reduce of a cluster kernel, 0 with FNK_CLUSTER_ASYNC=0 or none.
 /// PTX ISA 8.1 (st.async) only when this is nonzero.
