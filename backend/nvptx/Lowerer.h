@@ -343,10 +343,12 @@ public:
                                                   llvm::Value* execs, llvm::Value* base, llvm::Value* rank,
                                                   const std::vector<llvm::Value*>& vs, int64_t width, int64_t n);
   /// A load's or store's `stream = true` on 16-byte global accesses
-  /// (Memory.cpp), and the load and store that carry its L2 policy.
+  /// (Memory.cpp): the L2 evict_first policy (made once per access), and
+  /// the load and store that carry it.
   bool streamAccess(const ir::Operation& op, const Mem& mem, const struct ChunkPlan& plan) const;
-  llvm::Value* streamLoad(llvm::FixedVectorType* vty, llvm::Value* addr);
-  void streamStore(llvm::Value* v, llvm::Value* addr);
+  llvm::Value* streamPolicy();
+  llvm::Value* streamLoad(llvm::FixedVectorType* vty, llvm::Value* addr, llvm::Value* policy);
+  void streamStore(llvm::Value* v, llvm::Value* addr, llvm::Value* policy);
   /// The scalar cluster.reduce `first` and the later ones of its block whose
   /// values are lowered already, to push together (at most 4).
   std::vector<const ir::Operation*> clusterSiblings(const ir::Operation& first);

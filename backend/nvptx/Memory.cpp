@@ -349,12 +349,13 @@ TV Lowerer::loadAt(const ir::Operation& op, const std::vector<int64_t>& shape) {
   } else {
     const ChunkPlan plan = planChunks(*this, a, out.layout, ty, bytes);
     const int64_t pieces = V / plan.perPiece;
-    const bool stream = streamAccess(op, mem, plan);
+    llvm::Value* policy = streamAccess(op, mem, plan) ? streamPolicy() : nullptr;
     auto vectorChunk = [&](int64_t c) {
       std::vector<llvm::Value*> vecs;
       for (int64_t p = 0; p < pieces; ++p) {
         llvm::Value* pa = plan.piecePtr(*this, c, p);
-        vecs.push_back(stream ? streamLoad(plan.vty, pa) : b.CreateAlignedLoad(plan.vty, pa, llvm::Align(plan.piece)));
+        vecs.push_back(policy ? streamLoad(plan.vty, pa, policy)
+                              : b.CreateAlignedLoad(plan.vty, pa, llvm::Align(plan.piece)));
       }
       return vecs;
     };
@@ -382,32 +383,33 @@ TV Lowerer::loadAt(const ir::Operation& op, const std::vector<int64_t>& shape) {
 
 // `stream = true`: the 16-byte accesses of a global tensor go with an L2
 // evict_first cache policy (Triton's eviction_policy='evict_first'), so that
-// data used once leaves L2 before data that is used again. Narrower vector
+// data used once leaves L2 before data that is used again; the policy is
+// made once per access (streamPolicy), not per 16-byte piece. Narrower vector
 // pieces and the element-by-element fallbacks keep the default policy.
 // FNK_NO_STREAM=1 ignores the attribute.
 bool Lowerer::streamAccess(const ir::Operation& op, const Mem& mem, const ChunkPlan& plan) const {
   return op.attrs().getBool("stream") && mem.addrSpace == 1 && plan.piece == 16 && knob(Knob::NoStream) == 0;
 }
 
-namespace {
-constexpr const char* kEvictFirst = "{ .reg .b64 fnk_pol; createpolicy.fractional.L2::evict_first.b64 fnk_pol, 1.0; ";
-}  // namespace
+llvm::Value* Lowerer::streamPolicy() {
+  return ptx("createpolicy.fractional.L2::evict_first.b64 $0, 1.0;", "=l", b.getInt64Ty(), {}, false);
+}
 
-llvm::Value* Lowerer::streamLoad(llvm::FixedVectorType* vty, llvm::Value* addr) {
+llvm::Value* Lowerer::streamLoad(llvm::FixedVectorType* vty, llvm::Value* addr, llvm::Value* policy) {
   llvm::Type* i32 = b.getInt32Ty();
-  llvm::Value* r = ptx(std::string(kEvictFirst) + "ld.global.L2::cache_hint.v4.b32 {$0, $1, $2, $3}, [$4], fnk_pol; }",
-                       "=r,=r,=r,=r,l,~{memory}", llvm::StructType::get(ctx, {i32, i32, i32, i32}), {addr});
+  llvm::Value* r = ptx("ld.global.L2::cache_hint.v4.b32 {$0, $1, $2, $3}, [$4], $5;", "=r,=r,=r,=r,l,l,~{memory}",
+                       llvm::StructType::get(ctx, {i32, i32, i32, i32}), {addr, policy});
   llvm::Value* v = llvm::PoisonValue::get(llvm::FixedVectorType::get(i32, 4));
   for (unsigned i = 0; i < 4; ++i) v = b.CreateInsertElement(v, b.CreateExtractValue(r, i), uint64_t{i});
   return b.CreateBitCast(v, vty);
 }
 
-void Lowerer::streamStore(llvm::Value* v, llvm::Value* addr) {
+void Lowerer::streamStore(llvm::Value* v, llvm::Value* addr, llvm::Value* policy) {
   llvm::Value* w = b.CreateBitCast(v, llvm::FixedVectorType::get(b.getInt32Ty(), 4));
   std::vector<llvm::Value*> args{addr};
   for (unsigned i = 0; i < 4; ++i) args.push_back(b.CreateExtractElement(w, uint64_t{i}));
-  ptx(std::string(kEvictFirst) + "st.global.L2::cache_hint.v4.b32 [$0], {$1, $2, $3, $4}, fnk_pol; }",
-      "l,r,r,r,r,~{memory}", b.getVoidTy(), args);
+  args.push_back(policy);
+  ptx("st.global.L2::cache_hint.v4.b32 [$0], {$1, $2, $3, $4}, $5;", "l,r,r,r,r,l,~{memory}", b.getVoidTy(), args);
 }
 
 Status Lowerer::lowerStore(const ir::Operation& op) {
@@ -444,14 +446,14 @@ Status Lowerer::lowerStore(const ir::Operation& op) {
     return Status::ok();
   }
   const ChunkPlan plan = planChunks(*this, a, lay, ty, bytes);
-  const bool stream = streamAccess(op, mem, plan);
+  llvm::Value* policy = streamAccess(op, mem, plan) ? streamPolicy() : nullptr;
   auto vectorChunk = [&](int64_t c) {
     const size_t r0 = static_cast<size_t>(c * V);
     for (int64_t p = 0; p < V / plan.perPiece; ++p) {
       llvm::Value* vv = llvm::PoisonValue::get(plan.vty);
       for (int64_t k = 0; k < plan.perPiece; ++k)
         vv = b.CreateInsertElement(vv, memVal(r0 + p * plan.perPiece + k), static_cast<uint64_t>(k));
-      if (stream) streamStore(vv, plan.piecePtr(*this, c, p));
+      if (policy) streamStore(vv, plan.piecePtr(*this, c, p), policy);
       else b.CreateAlignedStore(vv, plan.piecePtr(*this, c, p), llvm::Align(plan.piece));
     }
     return std::vector<llvm::Value*>{};
