@@ -37,7 +37,6 @@ enum class Knob {
   Pdl,                 // FNK_PDL: programmatic dependent launch (nvptx::kPdlSymbol)
   NoSwizzle,           // FNK_NO_SWIZZLE: shared buffers of 4-byte elements in the plain layout
   NoStream,            // FNK_NO_STREAM: loads and stores with stream = true take the default L2 policy
-  MaxNReg,             // FNK_MAXNREG: cap every kernel's registers per thread (ptxas .maxnreg)
 };
 /// The knob's variable as an integer (a non-numeric text counts as 1), or
 /// `dflt` when it is unset or empty.

@@ -366,10 +366,8 @@ Status Lowerer::run() {
   kernel->addFnAttr("nvvm.maxntid", std::to_string(T));
   minCtas = residentCtas();
   if (minCtas > 0) kernel->addFnAttr("nvvm.minctasm", std::to_string(minCtas));
-  if (int64_t n = knob(Knob::MaxNReg); n > 0) kernel->addFnAttr("nvvm.maxnreg", std::to_string(n));
   auto c = fn.cluster();
-  const bool clusterKernel = c.size() == 3 && c[0] * c[1] * c[2] > 1;
-  if (clusterKernel)
+  if (c.size() == 3 && c[0] * c[1] * c[2] > 1)
     kernel->addFnAttr("nvvm.cluster_dim", std::to_string(c[0]) + "," + std::to_string(c[1]) + "," + std::to_string(c[2]));
   llvm::BasicBlock* entry = llvm::BasicBlock::Create(ctx, "entry", kernel);
   b.SetInsertPoint(entry);
@@ -377,9 +375,7 @@ Status Lowerer::run() {
     // 2 (the default): the next kernel may launch as this one's CTAs exit
     // (no early trigger), so its CTAs never wait beside this one's; 1: as
     // soon as all of this one's CTAs have started (measured slower); 0: off.
-    // 3 (an experiment): the early trigger in cluster kernels only.
-    if (pdl == 1 || (pdl == 3 && clusterKernel))
-      intrinsic(llvm::Intrinsic::nvvm_griddepcontrol_launch_dependents, {}, {});
+    if (pdl != 2) intrinsic(llvm::Intrinsic::nvvm_griddepcontrol_launch_dependents, {}, {});
     intrinsic(llvm::Intrinsic::nvvm_griddepcontrol_wait, {}, {});
     auto* flag = new llvm::GlobalVariable(mod, b.getInt32Ty(), true, llvm::GlobalValue::ExternalLinkage, b.getInt32(1),
                                           kPdlSymbol, nullptr, llvm::GlobalValue::NotThreadLocal, 1);
