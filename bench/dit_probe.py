@@ -57,7 +57,20 @@ def main():
         ("torch copy (mul by 1)", lambda: torch.mul(x, 1.0, out=y), copied),
         ("example SB=256 L2=6*SMs (the bench)", *fwd(SB=256, L2=6 * sms)),
         ("example SB=256 L2=0", *fwd(SB=256)),
+        ("example SB=256 L2=6*SMs STAGES=4", *fwd(SB=256, L2=6 * sms, STAGES=4)),
     ]
+    # Probes (wrong by design, each checked against its own torch reference): the example without its
+    # modulation vectors (a = 1.5, c = 0.25), and without its row statistics (y = x * a + c).
+    sc = 1 + scale.float()[:, None, :]
+    ref_novec = F.layer_norm(x.float(), (H,), eps=1e-6) * 1.5 + 0.25
+    ref_nostat = x.float() * (w.float() * sc) + (b.float() * sc + shift.float()[:, None, :])
+    for l2 in (6 * sms, 0):
+        cases.append((f"probe dit_fwd_novec SB=256 L2={l2}",
+                      lambda l2=l2: var.dit_fwd_novec(x, y, mean, rstd, eps=1e-6, SB=256, L2=l2),
+                      lambda: tune.rel_err(y, ref_novec)))
+        cases.append((f"probe dit_fwd_nostat SB=256 L2={l2}",
+                      lambda l2=l2: var.dit_fwd_nostat(*t, eps=1e-6, SB=256, L2=l2),
+                      lambda: tune.rel_err(y, ref_nostat)))
     for sb, st in ((256, 3), (256, 4), (128, 3)):
         cases.append((f"fnk copy_staged SB={sb} STAGES={st}",
                       lambda sb=sb, st=st: var.copy_staged(x, y, SB=sb, STAGES=st), copied))
