@@ -24,10 +24,11 @@ struct fnk_module {
   std::unique_ptr<Program> program;
   std::unique_ptr<KernelCache> kernels;
 #ifdef FNK_HAVE_GPU
-  // Loaded kernels by instantiation. The instances live as long as the
-  // module, so a launch finds its kernel without re-keying it: keying prints
-  // and hashes the IR, 18-32 us per call for the norm kernels.
-  std::map<const ir::Function*, rt::Kernel> loaded;
+  // Loaded kernels by instantiation and body (rt::launchBody). The instances
+  // live as long as the module, so a launch finds its kernel without
+  // re-keying it: keying prints and hashes the IR, 18-32 us per call for the
+  // norm kernels.
+  std::map<std::pair<const ir::Function*, int>, rt::Kernel> loaded;
 #endif
 };
 
@@ -219,14 +220,15 @@ int32_t runOnCpu(const ir::Function& fn, const fnk_arg* args, int32_t nArgs, cha
 }
 
 #ifdef FNK_HAVE_GPU
-/// The module's loaded kernel for instance `fn`: compiled (through the disk
-/// cache) and loaded on the first use, kept for the module's life.
-Status loadedKernel(fnk_module& m, const ir::Function& fn, rt::Device& dev, const rt::Kernel*& out) {
-  auto it = m.loaded.find(&fn);
+/// The module's loaded kernel for instance `fn` and `body` (rt::launchBody;
+/// -1 both): compiled (through the disk cache) and loaded on the first use,
+/// kept for the module's life.
+Status loadedKernel(fnk_module& m, const ir::Function& fn, int body, rt::Device& dev, const rt::Kernel*& out) {
+  auto it = m.loaded.find({&fn, body});
   if (it == m.loaded.end()) {
     rt::Kernel k;
-    if (Status s = rt::compileAndLoad(fn, dev, k); !s) return s;
-    it = m.loaded.emplace(&fn, k).first;
+    if (Status s = rt::compileAndLoad(fn, dev, k, nullptr, body); !s) return s;
+    it = m.loaded.emplace(std::pair{&fn, body}, k).first;
   }
   out = &it->second;
   return Status::ok();
@@ -262,7 +264,7 @@ int32_t runOnGpu(fnk_module& m, const ir::Function& fn, const fnk_arg* args, int
   std::vector<interp::Arg> bound;
   if (!ok || finishBinding(binder, bound, error)) return 1;
   const rt::Kernel* k = nullptr;
-  Status s = loadedKernel(m, fn, *dev, k);
+  Status s = loadedKernel(m, fn, rt::launchBody(fn, bound), *dev, k);
   if (s) s = rt::launch(*dev, fn, *k, bound, bufs, stream);
   if (!s) {
     setError(error, s.message());
@@ -381,7 +383,7 @@ char* fnk_kernel_occupancy(fnk_module* m, const char* kernel, const char* const*
     rt::Device* dev = nullptr;
     if (Status s = rt::Device::open(dev); !s) return s;
     const rt::Kernel* k = nullptr;
-    if (Status s = loadedKernel(*m, f, *dev, k); !s) return s;
+    if (Status s = loadedKernel(*m, f, -1, *dev, k); !s) return s;
     // One cluster's worth of CTAs: the driver's count does not depend on the grid beyond that.
     std::vector<int64_t> c = f.cluster();
     c.resize(3, 1);

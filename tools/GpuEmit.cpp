@@ -4,6 +4,7 @@
 #include "backend/cubin/Header.h"
 #include "backend/nvptx/Codegen.h"
 #include "ir/passes/Layout.h"
+#include "ir/passes/Version.h"
 #include "support/Diagnostics.h"
 
 namespace fnk::tools {
@@ -11,17 +12,22 @@ namespace fnk::tools {
 std::string gpuArch() { return nvptx::TargetOptions{}.arch; }
 
 Status emitGpu(ir::Module& m, const std::string& kind, std::string& out, const std::string& source,
-               std::string* usage) {
+               std::string* usage, int body) {
   if (m.functions.size() != 1) {
     std::string names;
     for (const auto& f : m.functions) names += (names.empty() ? "" : ", ") + f->name;
     return Status::error("--emit=" + kind + " compiles one kernel; choose it with -k (" + names + ")");
   }
   const ir::Function& fn = *m.functions.front();
-  const nvptx::TargetOptions opts;
+  nvptx::TargetOptions opts;
+  opts.body = body;
   const std::string& arch = opts.arch;
   if (kind != "llvm" && kind != "ptx" && kind != "cubin" && kind != "header")
     return Status::error("unknown GPU output '" + kind + "'");
+  if (body >= 0 && kind == "header")
+    return Status::error("--body goes with --emit=llvm, ptx or cubin: a header launches any shape, so it holds both bodies");
+  if (body >= 0 && !ir::launchBranch(fn).iff)
+    return Status::error("kernel '" + fn.name + "' has one body: no full-tile test to decide (the version pass)");
   if (kind == "llvm" && !usage) return nvptx::emitLLVM(fn, opts, out);
   std::string ptx;
   if (Status s = nvptx::emitPTX(fn, opts, ptx); !s) return s;

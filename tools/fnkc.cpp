@@ -45,6 +45,12 @@ options:
   --pass=NAME            run only the named pass on the input and print the IR
   --print-after=NAME     print the IR after pass NAME
   --time-passes          print the time each pass took
+  --body=BODY            with --emit=llvm, ptx or cubin, of a kernel the version
+                         pass gave two bodies: full (the full tile's: right
+                         only for launches whose masked width fills the tile),
+                         partial (the other: right for any) or both (the
+                         default, behind a run-time test). The JIT compiles
+                         the one each launch runs.
   --resource-usage       with a GPU --emit: print the assembler's report of the
                          kernel's registers, spills and shared memory (stderr)
   --list-passes          list the passes of the pipeline
@@ -54,7 +60,7 @@ options:
 )";
 
 struct Options {
-  std::string input, emit = "none", pass, printAfter, output, arch;
+  std::string input, emit = "none", pass, printAfter, output, arch, body;
   bool timePasses = false, optimize = true, listPasses = false, resourceUsage = false;
   cli::LoadOptions load;
 };
@@ -100,6 +106,7 @@ int parseArgs(int argc, char** argv, Options& o, bool& exitNow) {
     else if (r.take("--print-after", v, err)) o.printAfter = v;
     else if (r.take("-o", v, err)) o.output = v;
     else if (r.take("--arch", v, err)) o.arch = v;
+    else if (r.take("--body", v, err)) o.body = v;
     else if (!r.peek().empty() && r.peek()[0] == '-' && r.peek() != "-") return usageError("unknown option '" + r.peek() + "'");
     else if (o.input.empty()) o.input = r.next();
     else return usageError("more than one input file ('" + o.input + "' and '" + r.peek() + "')");
@@ -120,6 +127,9 @@ int parseArgs(int argc, char** argv, Options& o, bool& exitNow) {
     return usageError("--resource-usage goes with --emit=llvm, ptx, cubin or header");
   if (!o.arch.empty() && !isGpuEmit(o.emit))
     return usageError("--arch goes with --emit=llvm, ptx, cubin or header");
+  if (!o.body.empty() && o.body != "full" && o.body != "partial" && o.body != "both")
+    return usageError("--body is full, partial or both, got '" + o.body + "'");
+  if (!o.body.empty() && !isGpuEmit(o.emit)) return usageError("--body goes with --emit=llvm, ptx or cubin");
 #ifdef FNK_HAVE_GPU  // (a GPU --emit without the backend was refused above)
   if (!o.arch.empty() && o.arch != tools::gpuArch())
     return usageError("unsupported --arch '" + o.arch + "': the GPU backend targets Hopper, " + tools::gpuArch() +
@@ -202,7 +212,8 @@ int compile(Options& o) {
 #ifdef FNK_HAVE_GPU
   if (isGpuEmit(o.emit)) {
     std::string text, usage;
-    if (Status s = tools::emitGpu(*m, o.emit, text, o.input, o.resourceUsage ? &usage : nullptr); !s) {
+    const int body = o.body == "full" ? 1 : o.body == "partial" ? 0 : -1;
+    if (Status s = tools::emitGpu(*m, o.emit, text, o.input, o.resourceUsage ? &usage : nullptr, body); !s) {
       diags.error({}, s.message());
       return finish(false);
     }

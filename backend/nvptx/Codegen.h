@@ -14,6 +14,10 @@ struct TargetOptions {
   std::string arch = "sm_90a";
   std::string features = "+ptx80";
   bool optimize = true;
+  /// Which body of a versioned kernel (ir::launchBranch) to generate: -1
+  /// both, behind the run-time test (AOT, where the launch's shapes are not
+  /// known); 1 the full tile's, 0 the other (the JIT, which knows them).
+  int body = -1;
 };
 
 /// The lowering's A/B knobs: environment variables (docs/language.md lists

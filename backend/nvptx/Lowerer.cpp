@@ -972,6 +972,10 @@ Status Lowerer::lowerFor(const ir::Operation& op) {
 }
 
 Status Lowerer::lowerIf(const ir::Operation& op) {
+  if (&op == decidedIf) {  // the launch picked the branch: only its ops (the if yields nothing)
+    const ir::Region& taken = op.region(decidedThen ? 0 : 1);
+    return taken.empty() ? Status::ok() : lowerBlock(taken.front(), nullptr);
+  }
   llvm::Value* cond = tile(op.operand(0)).regs[0];
   llvm::BasicBlock* thenBB = llvm::BasicBlock::Create(ctx, "if.then", kernel);
   llvm::BasicBlock* elseBB = llvm::BasicBlock::Create(ctx, "if.else", kernel);

@@ -87,6 +87,10 @@ public:
   llvm::Function* kernel = nullptr;
   llvm::Value* tid = nullptr;  // i32
   int64_t T = 0;               // threads per CTA
+  /// The versioned kernel's `if n == C` (ir::launchBranch) when the launch
+  /// decided it (TargetOptions::body): only its `decidedThen` branch is lowered.
+  const ir::Operation* decidedIf = nullptr;
+  bool decidedThen = false;
 
   // --- types and small helpers (Lowerer.cpp) --------------------------------
   llvm::Type* regType(ir::DType t);  // in registers (i1 as i1)

@@ -21,6 +21,7 @@
 #include "backend/nvptx/Codegen.h"
 #include "backend/nvptx/Lowerer.h"
 #include "ir/Knobs.h"
+#include "ir/passes/Version.h"
 
 extern "C" void LLVMInitializeNVPTXTargetInfo();
 extern "C" void LLVMInitializeNVPTXTarget();
@@ -65,6 +66,10 @@ Status buildModule(const ir::Function& fn, const TargetOptions& opts, llvm::LLVM
   mod->setTargetTriple(llvm::Triple(kTriple));
   mod->setDataLayout(tm->createDataLayout());
   detail::Lowerer lowerer(*mod, fn);
+  if (opts.body >= 0) {
+    lowerer.decidedIf = ir::launchBranch(fn).iff;
+    lowerer.decidedThen = opts.body == 1;
+  }
   if (Status s = lowerer.run(); !s) return s;
   if (opts.optimize) {
     llvm::LoopAnalysisManager lam;

@@ -14,6 +14,7 @@
 #include "backend/nvptx/Abi.h"
 #include "backend/nvptx/Codegen.h"
 #include "ir/Printer.h"
+#include "ir/passes/Version.h"
 #include "support/DiskCache.h"
 
 namespace fnk::rt {
@@ -46,13 +47,34 @@ std::string cacheDir() {
 
 }  // namespace
 
-Status compileAndLoad(const ir::Function& fn, Device& dev, Kernel& out, CompileInfo* info) {
+int launchBody(const ir::Function& fn, const std::vector<interp::Arg>& args) {
+  static const bool both = [] {
+    const char* e = std::getenv("FNK_JIT_BOTH_BODIES");
+    return e && *e && std::string(e) != "0";
+  }();
+  const ir::LaunchBranch br = ir::launchBranch(fn);
+  if (both || !br.iff || br.param >= args.size()) return -1;
+  const interp::Arg& a = args[br.param];
+  int64_t n = 0;
+  if (br.axis >= 0) {
+    const HostArray* h = std::holds_alternative<HostArray*>(a) ? std::get<HostArray*>(a) : nullptr;
+    if (!h || br.axis >= static_cast<int64_t>(h->shape.size())) return -1;
+    n = h->shape[static_cast<size_t>(br.axis)];
+  } else {
+    if (!std::holds_alternative<double>(a)) return -1;
+    n = static_cast<int64_t>(std::get<double>(a));
+  }
+  return n == br.full ? 1 : 0;
+}
+
+Status compileAndLoad(const ir::Function& fn, Device& dev, Kernel& out, CompileInfo* info, int body) {
   auto t0 = std::chrono::steady_clock::now();
   nvptx::TargetOptions topts;
+  topts.body = body;
   std::ostringstream ir;
   ir::print(ir, fn);
   std::string key = hex(fnv1a64(ir.str() + "|" + topts.arch + "|" + topts.features + "|" FNK_VERSION "|" +
-                                nvptx::loweringKey())) +
+                                nvptx::loweringKey() + "|body" + std::to_string(body))) +
                     hex(fnv1a64(ir.str(), 88172645463325252ull));
   CompileInfo local;
   CompileInfo& ci = info ? *info : local;

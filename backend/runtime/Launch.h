@@ -25,8 +25,14 @@ struct CompileInfo {
   bool fromDisk = false;
 };
 
-/// The loaded kernel for `fn`, compiling it if no cache has it.
-Status compileAndLoad(const ir::Function& fn, Device& dev, Kernel& out, CompileInfo* info = nullptr);
+/// Which body of `fn` a launch with `args` (as for planLaunch) runs, for
+/// nvptx::TargetOptions::body: 1 the full tile's, 0 the other, -1 both (the
+/// kernel is not versioned, or FNK_JIT_BOTH_BODIES=1 asks for both).
+int launchBody(const ir::Function& fn, const std::vector<interp::Arg>& args);
+
+/// The loaded kernel for `fn`, compiling it if no cache has it; `body` as
+/// launchBody gives it (-1: both bodies, as `fnkc` builds them).
+Status compileAndLoad(const ir::Function& fn, Device& dev, Kernel& out, CompileInfo* info = nullptr, int body = -1);
 
 /// A launch worked out from the arguments: the grid, the cluster, the CTA size
 /// and the parameter block (one 8-byte slot per ABI parameter).

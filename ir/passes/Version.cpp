@@ -132,6 +132,29 @@ void versionKernel(Function& f) {
 
 }  // namespace
 
+LaunchBranch launchBranch(const Function& f) {
+  if (f.body.empty()) return {};
+  const Block& body = f.body.front();
+  for (const auto& op : body.ops()) {
+    if (op->kind() != OpKind::If || op->numResults() != 0) continue;
+    const Operation* cmp = op->operand(0)->definingOp();
+    if (!cmp || cmp->kind() != OpKind::Cmp || cmp->attrs().getStr("pred") != "eq") continue;
+    const Operation* c = cmp->operand(1)->definingOp();
+    const int64_t* full = c && c->kind() == OpKind::Constant ? std::get_if<int64_t>(c->attrs().get("value")) : nullptr;
+    if (!full) continue;
+    // n: a parameter (an argument of the body's entry block), or tile.dim of one.
+    const Value* n = cmp->operand(0);
+    int64_t axis = -1;
+    if (const Operation* d = n->definingOp(); d && d->kind() == OpKind::Dim) {
+      axis = d->attrs().getInt("axis", -1);
+      n = d->operand(0);
+    }
+    if (n->definingOp() || n->ownerBlock() != &body || (axis < 0 && !isInt(n->type().dtype))) continue;
+    return {op.get(), n->index(), axis, *full};
+  }
+  return {};
+}
+
 bool runVersion(Module& m, DiagEngine&) {
   for (auto& f : m.functions) versionKernel(*f);
   return true;

@@ -31,4 +31,17 @@ namespace fnk::ir {
 
 bool runVersion(Module& m, DiagEngine& diags);
 
+/// The version pass's branch as a launch can decide it: the body's top-level
+/// `if n == C` whose n is a dim of a tensor parameter or an integer
+/// parameter, so that a JIT that knows the launch's shapes and scalars
+/// compiles only the body the launch runs (half the PTX of a versioned
+/// kernel) instead of both behind the run-time test.
+struct LaunchBranch {
+  const Operation* iff = nullptr;  // null: the kernel has no such branch
+  size_t param = 0;                // the parameter n comes from
+  int64_t axis = -1;               // n is dim `axis` of that tensor; -1: the scalar parameter itself
+  int64_t full = 0;                // C: the then branch (the full tile) runs when n == C
+};
+LaunchBranch launchBranch(const Function& f);
+
 }  // namespace fnk::ir
