@@ -27,7 +27,7 @@ struct CompileInfo {
 
 /// Which body of `fn` a launch with `args` (as for planLaunch) runs, for
 /// nvptx::TargetOptions::body: 1 the full tile's, 0 the other, -1 both (the
-/// kernel is not versioned, or FNK_JIT_BOTH_BODIES=1 asks for both).
+/// default; the kernel is not versioned, or FNK_JIT_ONE_BODY=1 is not set).
 int launchBody(const ir::Function& fn, const std::vector<interp::Arg>& args);
 
 /// The loaded kernel for `fn`, compiling it if no cache has it; `body` as

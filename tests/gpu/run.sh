@@ -2,7 +2,7 @@
 # GPU tests: every stdlib kernel and example, and the language conformance
 # kernels of tests/gpu/lang.fnk, with `fnk run --device gpu --check`
 # over ragged shapes (bf16 and f32), again with the compiler's A/B
-# knobs set the other way (FNK_FULL_TILES=0, FNK_JIT_BOTH_BODIES=1, FNK_NO_SIBLING_REDUCE=1, FNK_CLUSTER_DEFER=1,
+# knobs set the other way (FNK_FULL_TILES=0, FNK_JIT_ONE_BODY=1, FNK_NO_SIBLING_REDUCE=1, FNK_CLUSTER_DEFER=1,
 # FNK_PDL=0 and 1)
 # on the kernels they change, fnk.torch against torch on CUDA tensors,
 # then bench/bench.py: every norm workload of PERFORMANCE.md against torch eager
@@ -49,15 +49,15 @@ if [ $checks = 1 ]; then
     last=$(tail -1 "$OUT/checks_$1.log")
     step "checks with $2: ${last#checks: }"
   }
-  # the version pass left out (full tiles; on by default), both of a
-  # versioned kernel's bodies behind the run-time test as fnkc builds them
-  # (the JIT compiles only the one each launch runs), sibling
+  # the version pass left out (full tiles; on by default), the JIT
+  # compiling only the body of a versioned kernel each launch runs (opt-in:
+  # by default both, behind the run-time test, as fnkc builds them), sibling
   # reductions each on their own (CTA and cluster), the cluster
   # reduction's deferred wait (opt-in), and programmatic dependent launch
   # off and with its early trigger (measured slower), where the default
   # (FNK_PDL=2) waits at the entry without the trigger: plain and cluster launches.
   knob_checks full_tiles0 FNK_FULL_TILES=0 layernorm_fwd,dit_modulate_fwd
-  knob_checks both_bodies FNK_JIT_BOTH_BODIES=1 layernorm_fwd,dit_modulate_fwd,dit_modulate_bwd,wide_rmsnorm_fwd
+  knob_checks one_body FNK_JIT_ONE_BODY=1 layernorm_fwd_row,dit_modulate_fwd
   knob_checks nosib FNK_NO_SIBLING_REDUCE=1 lang_cluster,layernorm_bwd_split_acc,layernorm_fwd
   knob_checks defer FNK_CLUSTER_DEFER=1 split_pipe,split_l2pipe,lang_cluster,rmsnorm_fwd_split,layernorm_bwd_split_acc
   knob_checks nopdl FNK_PDL=0 lang_cluster,lang_reduce

@@ -1,6 +1,6 @@
 // ir::launchBranch: the version pass's `if n == C` as a launch decides it
-// (the JIT compiles only the body the launch runs, backend/runtime/Launch.cpp;
-// `fnkc --body` the same, tests/lit/gpu/body.test).
+// (with FNK_JIT_ONE_BODY=1 the JIT compiles only the body the launch runs,
+// backend/runtime/Launch.cpp; `fnkc --body` the same, tests/lit/gpu/body.test).
 #include <gtest/gtest.h>
 
 #include "frontend/KernelCache.h"
