@@ -41,10 +41,11 @@ if [ $checks = 1 ]; then
   last=$(tail -1 "$OUT/checks_main.log")
   step "checks (every kernel over ragged shapes): ${last#checks: }"
   # The compiler's A/B knobs, on the kernels whose code they change, so that
-  # an A/B of one (bench/knob_ab.py) times correct kernels:
+  # an A/B of one (bench/knob_ab.py) times correct kernels, over the knob
+  # shapes (one ragged and one full tile per family: tests/gpu/cases.py):
   #   knob_checks NAME KNOB=VALUE KERNELS  (logs: $OUT/NAME, $OUT/checks_NAME.log)
   knob_checks() {
-    env "$2" FNK_CHECK_ONLY="$3" python3 tests/gpu/run_checks.py "$FNK" "$OUT/$1" $quick > "$OUT/checks_$1.log" 2>&1 || rc=1
+    env "$2" FNK_CHECK_ONLY="$3" python3 tests/gpu/run_checks.py "$FNK" "$OUT/$1" ${quick:---knob} > "$OUT/checks_$1.log" 2>&1 || rc=1
     local last
     last=$(tail -1 "$OUT/checks_$1.log")
     step "checks with $2: ${last#checks: }"

@@ -1,6 +1,7 @@
 """Runs every GPU case with `fnk run --device gpu --check`, in parallel
 processes, and prints PASS/FAIL lines and a summary table. Usage:
-  run_checks.py FNK OUTDIR [--quick]
+  run_checks.py FNK OUTDIR [--quick | --knob]
+(--knob: the fewer shapes of run.sh's knob steps, tests/gpu/cases.py)
 FNK_CHECK_ONLY=a,b keeps the cases whose kernel name contains a or b."""
 import os
 import subprocess
@@ -50,7 +51,7 @@ def main():
     quick = "--quick" in sys.argv
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     os.makedirs(outdir, exist_ok=True)
-    all_ = list(cases.all_cases(quick))
+    all_ = list(cases.all_cases(quick, knob="--knob" in sys.argv))
     only = [k for k in os.environ.get("FNK_CHECK_ONLY", "").split(",") if k]
     if only:
         all_ = [c for c in all_ if any(k in c[3] for k in only)]
