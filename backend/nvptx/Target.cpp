@@ -98,8 +98,8 @@ constexpr const char* kKnobNames[] = {"FNK_NO_CONTRACT",          "FNK_NO_HOIST"
                                       "FNK_UNIFORM_PREFETCH",     "FNK_CLUSTER_DEFER",
                                       "FNK_TREE_FOLD",
                                       "FNK_PDL",                  "FNK_NO_SWIZZLE",
-                                      "FNK_NO_STREAM"};  // in Knob's order
-static_assert(std::size(kKnobNames) == static_cast<size_t>(Knob::NoStream) + 1, "one name per Knob");
+                                      "FNK_NO_STREAM",            "FNK_JIT_ONE_BODY"};  // in Knob's order
+static_assert(std::size(kKnobNames) == static_cast<size_t>(Knob::JitOneBody) + 1, "one name per Knob");
 
 /// Each knob's text ("" when unset), read once.
 const std::vector<std::string>& knobTexts() {

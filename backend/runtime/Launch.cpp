@@ -51,12 +51,9 @@ int launchBody(const ir::Function& fn, const std::vector<interp::Arg>& args) {
   // Opt-in: alone, the full tile's body of layernorm_fwd_row spills 16 bytes
   // at its 80-register cap, where both bodies together do not, and the
   // LayerNorm forward at 32768x8192 ran 283.8 us against 257.3 (backend v23).
-  static const bool one = [] {
-    const char* e = std::getenv("FNK_JIT_ONE_BODY");
-    return e && *e && std::string(e) != "0";
-  }();
+  if (!nvptx::knob(nvptx::Knob::JitOneBody)) return -1;
   const ir::LaunchBranch br = ir::launchBranch(fn);
-  if (!one || !br.iff || br.param >= args.size()) return -1;
+  if (!br.iff || br.param >= args.size()) return -1;
   const interp::Arg& a = args[br.param];
   int64_t n = 0;
   if (br.axis >= 0) {

@@ -33,9 +33,9 @@ bool runVersion(Module& m, DiagEngine& diags);
 
 /// The version pass's branch as a launch can decide it: the body's top-level
 /// `if n == C` whose n is a dim of a tensor parameter or an integer
-/// parameter, so that a JIT that knows the launch's shapes and scalars
-/// compiles only the body the launch runs (half the PTX of a versioned
-/// kernel) instead of both behind the run-time test.
+/// parameter, so that a JIT that knows the launch's shapes and scalars can
+/// compile only the body the launch runs (half the PTX of a versioned
+/// kernel) instead of both behind the run-time test (FNK_JIT_ONE_BODY=1).
 struct LaunchBranch {
   const Operation* iff = nullptr;  // null: the kernel has no such branch
   size_t param = 0;                // the parameter n comes from
