@@ -38,18 +38,17 @@ struct Kernels {
   Program p{sm, d, {}};
   KernelCache kc{p};
   Kernels() { EXPECT_TRUE(p.loadBuffer("branch.fnk", kSource)) << d.str(); }
-  const ir::Function* get(const char* name) {
+  /// launchBranch of kernel `name` (iff null when the kernel failed to build).
+  ir::LaunchBranch branch(const char* name) {
     const ir::Function* f = kc.get(name, {}, d);
     EXPECT_TRUE(f) << d.str();
-    return f;
+    return f ? ir::launchBranch(*f) : ir::LaunchBranch{};
   }
 };
 
 TEST(LaunchBranch, ADimOfATensorParameter) {
-  Kernels k;
-  const ir::Function* f = k.get("by_dim");
-  ASSERT_TRUE(f);
-  const ir::LaunchBranch b = ir::launchBranch(*f);
+  Kernels k;  // owns the kernel that b.iff points into
+  const ir::LaunchBranch b = k.branch("by_dim");
   ASSERT_TRUE(b.iff);
   EXPECT_EQ(b.iff->kind(), ir::OpKind::If);
   EXPECT_EQ(b.param, 0u);  // x
@@ -59,9 +58,7 @@ TEST(LaunchBranch, ADimOfATensorParameter) {
 
 TEST(LaunchBranch, AnIntegerParameter) {
   Kernels k;
-  const ir::Function* f = k.get("by_scalar");
-  ASSERT_TRUE(f);
-  const ir::LaunchBranch b = ir::launchBranch(*f);
+  const ir::LaunchBranch b = k.branch("by_scalar");
   ASSERT_TRUE(b.iff);
   EXPECT_EQ(b.param, 2u);  // n
   EXPECT_EQ(b.axis, -1);
@@ -70,9 +67,8 @@ TEST(LaunchBranch, AnIntegerParameter) {
 
 TEST(LaunchBranch, NoneWithoutAMask) {
   Kernels k;
-  const ir::Function* f = k.get("plain");
-  ASSERT_TRUE(f);
-  EXPECT_EQ(ir::launchBranch(*f).iff, nullptr);
+  EXPECT_EQ(k.branch("plain").iff, nullptr);
+  EXPECT_TRUE(k.d.str().empty()) << k.d.str();  // it built; it has no branch
 }
 
 }  // namespace
