@@ -1,7 +1,10 @@
 """Registers and spills (fnkc --resource-usage, i.e. ptxas -v) of every
-launch fnk.torch makes (python/fnk/schedules.py) for rows of several widths,
-bf16 and float32 (whose settings carry 'T': 'f32'): one line per distinct
-kernel setting, "kernel {consts}: R registers, S bytes spilled"."""
+launch fnk.torch makes (python/fnk/schedules.py, and the split backwards'
+take kernels) for rows of several widths, bf16 and float32 (whose settings
+carry 'T': 'f32'): one line per distinct kernel setting, "kernel {consts}:
+R registers, S bytes spilled". With --bodies, instead, a line for each body
+alone of the settings the version pass gave two ("kernel {consts} [full]:
+..." and "[partial]"), as the JIT compiles them with FNK_JIT_ONE_BODY=1."""
 import importlib.util
 import re
 import subprocess
@@ -9,6 +12,7 @@ import sys
 from pathlib import Path
 
 fnkc, root = sys.argv[1], Path(sys.argv[2])
+bodies = "--bodies" in sys.argv[3:]
 spec = importlib.util.spec_from_file_location("schedules", root / "python" / "fnk" / "schedules.py")
 schedules = importlib.util.module_from_spec(spec)  # without the fnk package, which loads libfnk
 spec.loader.exec_module(schedules)
@@ -24,11 +28,26 @@ for dt in ("bf16", "f32"):
             consts = {**launch.consts, **({"T": dt} if dt != "bf16" else {})}
             key = (launch.kernel, tuple(sorted(consts.items())))
             launches[key] = files["rmsnorm" if launch.kernel.startswith("rms") else "layernorm"]
-for (kernel, consts), path in sorted(launches.items()):
+    # the split backwards' second kernels, launched with T alone (python/fnk/torch.py)
+    for kernel, module in (("rmsnorm_bwd_dw_take", "rmsnorm"), ("layernorm_bwd_dwdb_take", "layernorm")):
+        launches[(kernel, (("T", dt),) if dt != "bf16" else ())] = files[module]
+
+
+def usage(path, kernel, consts, body=None):
+    """(registers, spilled bytes) of one setting's cubin; None when --body is refused (the kernel has one body)."""
     args = [fnkc, str(path), "-k", kernel, "--emit=cubin", "--resource-usage", "-o", "/dev/null"]
+    args += ["--body", body] if body else []
     for k, v in consts:
         args += ["-D", f"{k}={v}"]
-    info = subprocess.run(args, capture_output=True, text=True, check=True).stderr
-    regs = re.search(r"Used (\d+) registers", info).group(1)
-    spilled = re.search(r"(\d+) bytes spill stores", info).group(1)
-    print(f"{kernel} {dict(consts)}: {regs} registers, {spilled} bytes spilled")
+    p = subprocess.run(args, capture_output=True, text=True, check=not body)
+    if p.returncode:
+        return None
+    return re.search(r"Used (\d+) registers", p.stderr).group(1), re.search(r"(\d+) bytes spill stores", p.stderr).group(1)
+
+
+for (kernel, consts), path in sorted(launches.items()):
+    for body in ("full", "partial") if bodies else (None,):
+        u = usage(path, kernel, consts, body)
+        if u is None:
+            break
+        print(f"{kernel} {dict(consts)}{f' [{body}]' if body else ''}: {u[0]} registers, {u[1]} bytes spilled")
