@@ -3,10 +3,14 @@
 // the device.
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstdlib>
+#include <fstream>
 #include <iostream>
 #include <map>
 #include <set>
+#include <sstream>
+#include <vector>
 
 #include "backend/interp/Binding.h"
 #include "ir/Pass.h"
@@ -28,6 +32,10 @@ const char* kUsage = R"(usage: fnk COMMAND [options]
 
 commands:
   run FILE --kernel NAME [options]   run one kernel on .npy arrays
+  batch FILE                         run each line of FILE as the options of one
+                                     `fnk run` (# comments, blank lines skipped), in
+                                     one process: the GPU context and the compiled
+                                     kernels are kept from case to case
   repl [FILE..] [-I DIR] [--echo]    interactive session (reads a script from stdin)
   help                               show this help
   version                            show the version
@@ -55,6 +63,10 @@ fnk run options:
 
 Symbolic dims (M, N, ...) are bound from the input arrays' shapes; output
 shapes follow from them.
+
+fnk batch prints each case's output (its errors too) on stdout, then a line
+"fnk batch: case I rc=R ms=T" (I from 1, R its exit status), and exits 1 when
+any case failed.
 )";
 
 int fail(const std::string& msg) {
@@ -203,6 +215,33 @@ int runCommand(int argc, char** argv) {
   return rc;
 }
 
+/// `fnk batch FILE`: each line, split at spaces, is the options of one `fnk
+/// run`. Errors go to stdout beside the case's output, so that a reader
+/// of the one stream can tell the cases apart by their closing lines.
+int batchCommand(int argc, char** argv) {
+  if (argc != 3) return fail("fnk batch needs one FILE of `fnk run` option lines (see fnk help)");
+  std::ifstream in(argv[2]);
+  if (!in) return fail("cannot read '" + std::string(argv[2]) + "'");
+  std::streambuf* err = std::cerr.rdbuf(std::cout.rdbuf());
+  int worst = 0, index = 0;
+  std::string line;
+  while (std::getline(in, line)) {
+    std::istringstream words(line);
+    std::vector<std::string> args = {"fnk", "run"};
+    for (std::string w; words >> w;) args.push_back(w);
+    if (args.size() == 2 || args[2][0] == '#') continue;
+    std::vector<char*> argvCase;
+    for (std::string& a : args) argvCase.push_back(a.data());
+    const auto t0 = std::chrono::steady_clock::now();
+    const int rc = runCommand(static_cast<int>(argvCase.size()), argvCase.data());
+    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    std::cout << "fnk batch: case " << ++index << " rc=" << rc << " ms=" << static_cast<int64_t>(ms) << std::endl;
+    worst = std::max(worst, rc);
+  }
+  std::cerr.rdbuf(err);
+  return worst;
+}
+
 int replCommand(int argc, char** argv) {
   ReplOptions o;
   cli::ArgReader r(argc, argv, 2);
@@ -236,6 +275,7 @@ int fnk::tools::fnkMain(int argc, char** argv) {
     return 0;
   }
   if (cmd == "run") return runCommand(argc, argv);
+  if (cmd == "batch") return batchCommand(argc, argv);
   if (cmd == "repl") return replCommand(argc, argv);
   return fail("unknown command '" + cmd + "' (see fnk help)");
 }

@@ -195,6 +195,11 @@ Status Device::open(Device*& out) {
     g_open = true;
   });
   if (!opened) return opened;
+  // The context is current per thread, and callers open the device from
+  // any thread (`fnk batch` runs each case on a fresh large-stack thread):
+  // make it current on this one, so that allocations and copies before the
+  // first load or launch find it.
+  if (Status s = g_device.check(g.cuCtxSetCurrent(g_ctx), "cuCtxSetCurrent", ""); !s) return s;
   out = &g_device;
   return Status::ok();
 }

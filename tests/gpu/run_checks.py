@@ -1,9 +1,12 @@
-"""Runs every GPU case with `fnk run --device gpu --check`, in parallel
-processes, and prints PASS/FAIL lines and a summary table. Usage:
+"""Runs every GPU case with `fnk run --device gpu --check` (through `fnk
+batch`, FNK_CHECK_BATCH cases per process; 0: a process per case), in
+parallel processes, and prints PASS/FAIL lines and a summary table. Usage:
   run_checks.py FNK OUTDIR [--quick | --knob]
 (--knob: the fewer shapes of run.sh's knob steps, tests/gpu/cases.py)
 FNK_CHECK_ONLY=a,b keeps the cases whose kernel name contains a or b."""
 import os
+import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -16,34 +19,81 @@ sys.path.insert(0, os.path.dirname(__file__))
 import cases  # noqa: E402
 
 
-def run_case(fnk, root, outdir, idx, case):
+def case_options(root, d, case):
+    """`fnk run` options of one case (after `fnk run`), its inputs written into directory d."""
     T, shape, file, kernel, ins, outs, scalars, dims = case[:8]
     consts = case[8] if len(case) > 8 else {}
-    d = tempfile.mkdtemp(prefix=f"c{idx}_", dir=outdir)
-    cmd = [fnk, "run", os.path.join(root, file), "-k", kernel, "-D", f"T={T}", "--device", "gpu", "--check"]
+    opts = [os.path.join(root, file), "-k", kernel, "-D", f"T={T}", "--device", "gpu", "--check"]
     for name, v in consts.items():
-        cmd += ["-D", f"{name}={v}"]
+        opts += ["-D", f"{name}={v}"]
     for name, a in ins.items():
         p = os.path.join(d, name + ".npy")
         np.save(p, a.astype(np.int32 if a.dtype.kind in "iu" else np.float32))  # i32 tensors take i32 data
-        cmd += ["--in", f"{name}={p}"]
+        opts += ["--in", f"{name}={p}"]
     for name in outs:
-        cmd += ["--out", f"{name}={os.path.join(d, name + '_out.npy')}"]
+        opts += ["--out", f"{name}={os.path.join(d, name + '_out.npy')}"]
     for name, v in scalars.items():
-        cmd += ["--arg", f"{name}={v}"]
+        opts += ["--arg", f"{name}={v}"]
     for name, v in dims.items():
-        cmd += ["--dim", f"{name}={v}"]
+        opts += ["--dim", f"{name}={v}"]
+    return opts
+
+
+def result(case, rc, text, dt):
+    errs = [l.split("max_abs_err ")[1].split(" ")[0] for l in text.splitlines() if "max_abs_err" in l]
+    return (case[0], case[1], case[3], rc, text, errs, dt)
+
+
+def run_case(fnk, root, outdir, idx, case):
+    """One case in a `fnk run` process of its own."""
+    d = tempfile.mkdtemp(prefix=f"c{idx}_", dir=outdir)
+    cmd = [fnk, "run"] + case_options(root, d, case)
     t0 = time.time()
     try:
         p = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
         rc, text = p.returncode, p.stdout + p.stderr
     except subprocess.TimeoutExpired:
         rc, text = -1, "timeout"
-    for f in os.listdir(d):
-        os.remove(os.path.join(d, f))
-    os.rmdir(d)
-    errs = [l.split("max_abs_err ")[1].split(" ")[0] for l in text.splitlines() if "max_abs_err" in l]
-    return (T, shape, kernel, rc, text, errs, time.time() - t0)
+    shutil.rmtree(d)
+    return result(case, rc, text, time.time() - t0)
+
+
+MARK = re.compile(r"^fnk batch: case (\d+) rc=(-?\d+) ms=(\d+)$")
+
+
+def run_batch(fnk, root, outdir, idx, batch):
+    """Cases in one `fnk batch` process (one CUDA context, compiled kernels kept). A case that fails there, or
+    that the process never reported (a crash, a timeout, a GPU fault that poisons the context for the
+    cases after it), runs again in a process of its own, and that run is its verdict."""
+    d = tempfile.mkdtemp(prefix=f"b{idx}_", dir=outdir)
+    lines = []
+    for j, case in enumerate(batch):
+        cd = os.path.join(d, str(j))
+        os.mkdir(cd)
+        lines.append(" ".join(case_options(root, cd, case)))
+    listing = os.path.join(d, "cases.txt")
+    with open(listing, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    reported = {}
+    try:
+        p = subprocess.run([fnk, "batch", listing], capture_output=True, text=True, timeout=60 + 30 * len(batch))
+        out = p.stdout + p.stderr
+    except subprocess.TimeoutExpired as e:
+        out = e.stdout.decode() if isinstance(e.stdout, bytes) else (e.stdout or "")
+    text = []
+    for line in out.splitlines():
+        m = MARK.match(line)
+        if m:
+            reported[int(m.group(1)) - 1] = (int(m.group(2)), "\n".join(text), int(m.group(3)) / 1e3)
+            text = []
+        else:
+            text.append(line)
+    results = []
+    for j, case in enumerate(batch):
+        rc, t, dt = reported.get(j, (None, "", 0.0))
+        results.append(result(case, rc, t, dt) if rc == 0 else run_case(fnk, root, outdir, f"{idx}_{j}", case))
+    shutil.rmtree(d)
+    return results
 
 
 def main():
@@ -60,13 +110,20 @@ def main():
             return 1
     log = open(os.path.join(outdir, "checks.log"), "w")
     results = []
-    # One process per case, FNK_JOBS at once. On the 16-core GPU machine run.sh took 474 s at 12 and 531 s at
-    # 16, one per core (two runs on two cards, not an A/B; each process also holds a CUDA context on the one
-    # GPU; backend v14), so 12 stays: 429-435 s with the 1103 checks of backend v15.
+    # FNK_JOBS processes at once. On the 16-core GPU machine run.sh took 474 s at 12 and 531 s at 16, one per
+    # core (two runs on two cards, not an A/B; each process also holds a CUDA context on the one GPU; backend
+    # v14), so 12 stays. With one process per case (FNK_CHECK_BATCH=0) a case took 2.2-2.7 s even at M = N = 1,
+    # the process and its CUDA context, not the kernel (backend v23); by default the cases go FNK_CHECK_BATCH
+    # at a time (those of one kernel together, so that they share its compiled kernels) through `fnk batch`.
+    per = int(os.environ.get("FNK_CHECK_BATCH", "24"))
     with ThreadPoolExecutor(max_workers=int(os.environ.get("FNK_JOBS", "12"))) as ex:
-        futs = [ex.submit(run_case, fnk, root, outdir, i, c) for i, c in enumerate(all_)]
-        for f in futs:
-            T, shape, kernel, rc, text, errs, dt = f.result()
+        if per > 0:
+            order = sorted(all_, key=lambda c: (c[2], c[3], c[0]))
+            futs = [ex.submit(run_batch, fnk, root, outdir, i, order[i:i + per]) for i in range(0, len(order), per)]
+        else:
+            futs = [ex.submit(lambda *a: [run_case(*a)], fnk, root, outdir, i, c) for i, c in enumerate(all_)]
+        for r in (r for f in futs for r in f.result()):
+            T, shape, kernel, rc, text, errs, dt = r
             status = "PASS" if rc == 0 else "FAIL"
             line = f"{status} {kernel} T={T} {shape} max_abs_err=[{', '.join(errs)}] ({dt:.1f}s)"
             print(line, flush=True)
