@@ -383,6 +383,7 @@ public:
 
 private:
   std::map<const ir::Value*, BulkState> bulk_;
+  std::vector<const ir::Value*> bulkOrder_;  // bulk_'s buffers in program order, to emit them in it
   llvm::GlobalVariable* scratch_[2] = {nullptr, nullptr};
   int64_t scratchBytes_[2] = {0, 0};
   std::unordered_map<int64_t, llvm::Value*> tidTimes_;

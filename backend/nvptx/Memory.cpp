@@ -632,6 +632,7 @@ static void trapUnless(Lowerer& L, llvm::Value* ok) {
 Lowerer::BulkState& Lowerer::bulkState(const ir::Value* buffer) {
   auto [it, fresh] = bulk_.try_emplace(buffer);
   if (fresh) {
+    bulkOrder_.push_back(buffer);
     const ir::Type& t = buffer->type();
     int64_t slots = 1;
     for (size_t d = 0; d + 1 < t.shape.size(); ++d) slots *= t.shape[d];
@@ -650,15 +651,20 @@ void Lowerer::initBulkBarriers(const ir::Block& body) {
     if (op.kind() == ir::OpKind::CopyBulk || op.kind() == ir::OpKind::BulkWait) bulkState(op.operand(0));
   });
   if (bulk_.empty()) return;
+  // In program order, not bulk_'s (pointer) order: the same kernel then
+  // compiles to the same PTX whatever else its file holds.
   emitIf(b.CreateICmpEQ(tid, i32(0)), [&] {
-    for (auto& [buffer, st] : bulk_)
+    for (const ir::Value* buffer : bulkOrder_) {
+      const BulkState& st = bulk_[buffer];
       for (int64_t k = 0; k < st.slots; ++k)
         ptx("mbarrier.init.shared::cta.b64 [$0], 1;", "r", b.getVoidTy(),
             {sharedAddr(b.CreateConstGEP2_32(st.bars->getValueType(), st.bars, 0, static_cast<unsigned>(k)))});
+    }
     ptx("fence.mbarrier_init.release.cluster;", "", b.getVoidTy(), {});
   });
   llvm::IRBuilder<> entry(&kernel->getEntryBlock(), kernel->getEntryBlock().begin());
-  for (auto& [buffer, st] : bulk_) {
+  for (const ir::Value* buffer : bulkOrder_) {
+    BulkState& st = bulk_[buffer];
     st.phase = entry.CreateAlloca(b.getInt64Ty(), nullptr, "bulk_phase");  // in the entry block: promoted to registers
     b.CreateStore(b.getInt64(0), st.phase);
   }
