@@ -63,8 +63,10 @@ MARK = re.compile(r"^fnk batch: case (\d+) rc=(-?\d+) ms=(\d+)$")
 
 def run_batch(fnk, root, outdir, idx, batch):
     """Cases in one `fnk batch` process (one CUDA context, compiled kernels kept). A case that fails there, or
-    that the process never reported (a crash, a timeout, a GPU fault that poisons the context for the
-    cases after it), runs again in a process of its own, and that run is its verdict."""
+    that the process never reported (a crash, a timeout), runs again in a process of its own, and that run is
+    its verdict when a case before it in the batch failed alone too (a GPU fault poisons the context for the
+    cases after it). A case that fails in the batch but passes alone, with no such failure before it, fails:
+    the batch itself went wrong, and re-running alone must not hide that."""
     d = tempfile.mkdtemp(prefix=f"b{idx}_", dir=outdir)
     lines = []
     for j, case in enumerate(batch):
@@ -88,10 +90,20 @@ def run_batch(fnk, root, outdir, idx, batch):
             text = []
         else:
             text.append(line)
-    results = []
+    results, failed_before = [], False
     for j, case in enumerate(batch):
         rc, t, dt = reported.get(j, (None, "", 0.0))
-        results.append(result(case, rc, t, dt) if rc == 0 else run_case(fnk, root, outdir, f"{idx}_{j}", case))
+        if rc == 0:
+            results.append(result(case, rc, t, dt))
+            continue
+        alone = run_case(fnk, root, outdir, f"{idx}_{j}", case)
+        if alone[3] == 0 and not failed_before:
+            how = "not reported" if rc is None else f"rc={rc}"
+            alone = result(case, -2, f"failed in `fnk batch` ({how}) but passed alone, with no failure before it in "
+                                     f"the batch: a fault of the batch\n--- in the batch:\n{t}\n--- alone:\n{alone[4]}",
+                           alone[6])
+        failed_before |= alone[3] != 0
+        results.append(alone)
     shutil.rmtree(d)
     return results
 
