@@ -1,4 +1,5 @@
 // libfnk's C ABI (api/fnk.h) over the C++ front end, pipeline and interpreter.
+#include <algorithm>
 #include <cstdlib>
 #include <functional>
 #include <cstring>
@@ -382,14 +383,30 @@ char* fnk_kernel_occupancy(fnk_module* m, const char* kernel, const char* const*
 #ifdef FNK_HAVE_GPU
     rt::Device* dev = nullptr;
     if (Status s = rt::Device::open(dev); !s) return s;
-    const rt::Kernel* k = nullptr;
-    if (Status s = loadedKernel(*m, f, -1, *dev, k); !s) return s;
     // One cluster's worth of CTAs: the driver's count does not depend on the grid beyond that.
     std::vector<int64_t> c = f.cluster();
     c.resize(3, 1);
     const unsigned cluster[3] = {static_cast<unsigned>(c[0]), static_cast<unsigned>(c[1]), static_cast<unsigned>(c[2])};
+    // A versioned kernel's launches each run one body, compiled alone
+    // (rt::launchBody), and the two can differ in registers: the occupancy
+    // of the body that holds fewest CTAs, so that a grid sized by it fits
+    // whichever runs.
     rt::Occupancy o;
-    if (Status s = dev->occupancy(*k, cluster, static_cast<unsigned>(32 * f.warps()), cluster, o); !s) return s;
+    const std::vector<int> bodies = rt::launchBodies(f);
+    for (size_t i = 0; i < bodies.size(); ++i) {
+      const rt::Kernel* k = nullptr;
+      if (Status s = loadedKernel(*m, f, bodies[i], *dev, k); !s) return s;
+      rt::Occupancy b;
+      if (Status s = dev->occupancy(*k, cluster, static_cast<unsigned>(32 * f.warps()), cluster, b); !s) return s;
+      if (i == 0) {
+        o = b;
+        continue;
+      }
+      o.registers = std::max(o.registers, b.registers);
+      o.localBytes = std::max(o.localBytes, b.localBytes);
+      o.ctasPerSm = std::min(o.ctasPerSm, b.ctasPerSm);
+      o.clusters = std::min(o.clusters, b.clusters);
+    }
     std::ostringstream os;
     os << "{\"registers\":" << o.registers << ",\"local_bytes\":" << o.localBytes << ",\"ctas_per_sm\":" << o.ctasPerSm
        << ",\"clusters\":" << o.clusters << ",\"sms\":" << o.sms << "}";

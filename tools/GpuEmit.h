@@ -22,7 +22,7 @@ std::string gpuArch();
 /// it when `kind` itself needs no cubin.
 /// `body` (nvptx::TargetOptions::body: -1 both, 1 the full tile's, 0 the
 /// other) picks the body of a versioned kernel, as the JIT does from a
-/// launch's shapes with FNK_JIT_ONE_BODY=1; a kernel with one body refuses 0
+/// launch's shapes (rt::launchBody); a kernel with one body refuses 0
 /// and 1, and so does a header (it launches any shape).
 Status emitGpu(ir::Module& m, const std::string& kind, std::string& out, const std::string& source = {},
                std::string* usage = nullptr, int body = -1);

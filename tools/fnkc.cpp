@@ -49,8 +49,8 @@ options:
                          pass gave two bodies: full (the full tile's: right
                          only for launches whose masked width fills the tile),
                          partial (the other: right for any) or both (the
-                         default, behind a run-time test). With
-                         FNK_JIT_ONE_BODY=1 the JIT picks one per launch.
+                         default, behind a run-time test). The JIT picks one
+                         per launch (FNK_JIT_ONE_BODY=0: both).
   --resource-usage       with a GPU --emit: print the assembler's report of the
                          kernel's registers, spills and shared memory (stderr)
   --list-passes          list the passes of the pipeline

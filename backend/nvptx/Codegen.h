@@ -16,8 +16,9 @@ struct TargetOptions {
   bool optimize = true;
   /// Which body of a versioned kernel (ir::launchBranch) to generate: -1
   /// both, behind the run-time test (AOT, where the launch's shapes are not
-  /// known, and the JIT by default); 1 the full tile's, 0 the other (the JIT
-  /// with FNK_JIT_ONE_BODY=1, from the launch's shapes; `fnkc --body`).
+  /// known, and the JIT with FNK_JIT_ONE_BODY=0 or where one body alone
+  /// spills more); 1 the full tile's, 0 the other (the JIT by default, from
+  /// the launch's shapes; `fnkc --body`).
   int body = -1;
 };
 
@@ -42,7 +43,7 @@ enum class Knob {
   Pdl,                 // FNK_PDL: programmatic dependent launch (nvptx::kPdlSymbol)
   NoSwizzle,           // FNK_NO_SWIZZLE: shared buffers of 4-byte elements in the plain layout
   NoStream,            // FNK_NO_STREAM: loads and stores with stream = true take the default L2 policy
-  JitOneBody,          // FNK_JIT_ONE_BODY: the JIT compiles only the body of a versioned kernel a launch runs
+  JitOneBody,          // FNK_JIT_ONE_BODY (default 1): the JIT compiles only the body of a versioned kernel a launch runs
 };
 /// The knob's variable as an integer (a non-numeric text counts as 1), or
 /// `dflt` when it is unset or empty.

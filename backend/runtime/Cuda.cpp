@@ -231,7 +231,6 @@ Status Device::moduleU32(void* m, const char* name, const std::string& kernel, u
 
 Status Device::load(const std::string& image, const std::string& kernel, int64_t clusterCtas, Kernel& out) {
   CUmodule m = nullptr;
-  if (Status s = check(g.cuCtxSetCurrent(g_ctx), "cuCtxSetCurrent", kernel); !s) return s;
   if (Status s = check(g.cuModuleLoadData(&m, image.c_str()), "cuModuleLoadData", kernel); !s) return s;
   CUfunction f = nullptr;
   if (Status s = check(g.cuModuleGetFunction(&f, m, kernel.c_str()), "cuModuleGetFunction", kernel); !s) return s;
@@ -261,8 +260,6 @@ Status Device::load(const std::string& image, const std::string& kernel, int64_t
 Status Device::launch(const Kernel& k, const unsigned grid[3], unsigned block, const unsigned cluster[3], void** params,
                       void* stream) {
   if (grid[0] == 0 || grid[1] == 0 || grid[2] == 0) return Status::ok();  // an empty grid runs nothing
-  // Callers such as PyTorch's autograd threads may not have the context current.
-  if (Status s = check(g.cuCtxSetCurrent(g_ctx), "cuCtxSetCurrent", k.name); !s) return s;
   LaunchAttribute attrs[3];
   const LaunchConfig cfg = launchConfig(k, grid, block, cluster, stream, k.pdl, attrs);
   if (cfg.numAttrs == 0)
@@ -275,7 +272,6 @@ Status Device::launch(const Kernel& k, const unsigned grid[3], unsigned block, c
 Status Device::occupancy(const Kernel& k, const unsigned grid[3], unsigned block, const unsigned cluster[3],
                          Occupancy& out) {
   out = Occupancy{};
-  if (Status s = check(g.cuCtxSetCurrent(g_ctx), "cuCtxSetCurrent", k.name); !s) return s;
   if (g.cuFuncGetAttribute) {
     if (Status s = check(g.cuFuncGetAttribute(&out.registers, kFuncAttrNumRegs, k.function), "cuFuncGetAttribute",
                          k.name);

@@ -43,7 +43,10 @@ struct Occupancy {
 class Device {
 public:
   /// The first GPU, with its primary context current on this thread. A
-  /// machine without libcuda.so.1 or without a GPU gets a clear error.
+  /// machine without libcuda.so.1 or without a GPU gets a clear error. The
+  /// other methods use the context current on the calling thread, so a
+  /// thread opens the device before it calls them (every caller opens it
+  /// per launch: PyTorch's autograd threads, `fnk batch`'s case threads).
   static Status open(Device*& out);
 
   std::string name() const { return name_; }

@@ -27,11 +27,16 @@ struct CompileInfo {
 
 /// Which body of `fn` a launch with `args` (as for planLaunch) runs, for
 /// nvptx::TargetOptions::body: 1 the full tile's, 0 the other, -1 both (the
-/// default; the kernel is not versioned, or FNK_JIT_ONE_BODY=1 is not set).
+/// kernel is not versioned, or FNK_JIT_ONE_BODY=0).
 int launchBody(const ir::Function& fn, const std::vector<interp::Arg>& args);
+/// Every body launchBody can pick for `fn`: {0, 1} for a versioned kernel
+/// (unless FNK_JIT_ONE_BODY=0), else {-1}.
+std::vector<int> launchBodies(const ir::Function& fn);
 
 /// The loaded kernel for `fn`, compiling it if no cache has it; `body` as
-/// launchBody gives it (-1: both bodies, as `fnkc` builds them).
+/// launchBody gives it (-1: both bodies, as `fnkc` builds them). A body that
+/// spills registers is compared with both bodies, and `out` is whichever
+/// spills less.
 Status compileAndLoad(const ir::Function& fn, Device& dev, Kernel& out, CompileInfo* info = nullptr, int body = -1);
 
 /// A launch worked out from the arguments: the grid, the cluster, the CTA size

@@ -35,7 +35,8 @@ bool runVersion(Module& m, DiagEngine& diags);
 /// `if n == C` whose n is a dim of a tensor parameter or an integer
 /// parameter, so that a JIT that knows the launch's shapes and scalars can
 /// compile only the body the launch runs (half the PTX of a versioned
-/// kernel) instead of both behind the run-time test (FNK_JIT_ONE_BODY=1).
+/// kernel) instead of both behind the run-time test (the JIT's default;
+/// FNK_JIT_ONE_BODY=0: both).
 struct LaunchBranch {
   const Operation* iff = nullptr;  // null: the kernel has no such branch
   size_t param = 0;                // the parameter n comes from

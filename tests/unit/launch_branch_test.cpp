@@ -1,5 +1,5 @@
 // ir::launchBranch: the version pass's `if n == C` as a launch decides it
-// (with FNK_JIT_ONE_BODY=1 the JIT compiles only the body the launch runs,
+// (the JIT compiles only the body the launch runs unless FNK_JIT_ONE_BODY=0,
 // backend/runtime/Launch.cpp; `fnkc --body` the same, tests/lit/gpu/body.test).
 #include <gtest/gtest.h>
 

@@ -4,7 +4,7 @@ take kernels) for rows of several widths, bf16 and float32 (whose settings
 carry 'T': 'f32'): one line per distinct kernel setting, "kernel {consts}:
 R registers, S bytes spilled". With --bodies, instead, a line for each body
 alone of the settings the version pass gave two ("kernel {consts} [full]:
-..." and "[partial]"), as the JIT compiles them with FNK_JIT_ONE_BODY=1."""
+..." and "[partial]"), as the JIT compiles them by default."""
 import importlib.util
 import re
 import subprocess
