@@ -102,7 +102,7 @@ def main():
         for v in a.acc_variant:
             name, _, consts = v.partition(":")
             c = {k: int(val) for k, val in (kv.split("=") for kv in consts.split(",") if kv)}
-            backwards[v] = into_rows(schedules.ACC_ROWS, getattr(var, name), **c)
+            backwards[v] = into_rows(schedules.ACC_ROWS, getattr(var, name), **{**split, **c})
     else:
         backwards = {f"fnk.torch ({bl.kernel} + rmsnorm_bwd_dw)": lambda: (rows_partial(), dws())}
     if N == 8192:
