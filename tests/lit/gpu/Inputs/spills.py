@@ -1,6 +1,6 @@
 """Registers and spills (fnkc --resource-usage, i.e. ptxas -v) of every
 launch fnk.torch makes (python/fnk/schedules.py, and the split backwards'
-take kernels) for rows of several widths, bf16 and float32 (whose settings
+take kernels), and of the DiT example as bench/bench.py launches it, for rows of several widths, bf16 and float32 (whose settings
 carry 'T': 'f32'): one line per distinct kernel setting, "kernel {consts}:
 R registers, S bytes spilled". With --bodies, instead, a line for each body
 alone of the settings the version pass gave two ("kernel {consts} [full]:
@@ -31,6 +31,11 @@ for dt in ("bf16", "f32"):
     # the split backwards' second kernels, launched with T alone (python/fnk/torch.py)
     for kernel, module in (("rmsnorm_bwd_dw_take", "rmsnorm"), ("layernorm_bwd_dwdb_take", "layernorm")):
         launches[(kernel, (("T", dt),) if dt != "bf16" else ())] = files[module]
+# The DiT example as bench/bench.py launches it at 56x1024x1024 on the H200
+# (the backward's SB, one wave, does not change its code).
+dit = root / "examples" / "dit_modulate.fnk"
+launches[("dit_modulate_fwd", (("BLOCK_H", 1024), ("L2", 792), ("SB", 256)))] = dit
+launches[("dit_modulate_bwd", (("BLOCK_H", 1024),))] = dit
 
 
 def usage(path, kernel, consts, body=None):
