@@ -269,19 +269,19 @@ Status Device::launch(const Kernel& k, const unsigned grid[3], unsigned block, c
   return check(g.cuLaunchKernelEx(&cfg, k.function, params, nullptr), "cuLaunchKernelEx", k.name);
 }
 
+Status Device::resources(const Kernel& k, int& registers, int& localBytes) {
+  registers = localBytes = 0;
+  if (!g.cuFuncGetAttribute) return Status::ok();
+  if (Status s = check(g.cuFuncGetAttribute(&registers, kFuncAttrNumRegs, k.function), "cuFuncGetAttribute", k.name);
+      !s)
+    return s;
+  return check(g.cuFuncGetAttribute(&localBytes, kFuncAttrLocalSizeBytes, k.function), "cuFuncGetAttribute", k.name);
+}
+
 Status Device::occupancy(const Kernel& k, const unsigned grid[3], unsigned block, const unsigned cluster[3],
                          Occupancy& out) {
   out = Occupancy{};
-  if (g.cuFuncGetAttribute) {
-    if (Status s = check(g.cuFuncGetAttribute(&out.registers, kFuncAttrNumRegs, k.function), "cuFuncGetAttribute",
-                         k.name);
-        !s)
-      return s;
-    if (Status s = check(g.cuFuncGetAttribute(&out.localBytes, kFuncAttrLocalSizeBytes, k.function),
-                         "cuFuncGetAttribute", k.name);
-        !s)
-      return s;
-  }
+  if (Status s = resources(k, out.registers, out.localBytes); !s) return s;
   if (g.cuDeviceGetAttribute) {
     CUdevice dev = 0;
     if (Status s = check(g.cuDeviceGet(&dev, 0), "cuDeviceGet", k.name); !s) return s;

@@ -64,6 +64,9 @@ public:
   /// cluster dims > 1 use cuLaunchKernelEx.
   Status launch(const Kernel& k, const unsigned grid[3], unsigned block, const unsigned cluster[3], void** params,
                 void* stream = nullptr);
+  /// Registers and local memory per thread of `k` (0 and 0 when the driver
+  /// cannot say).
+  Status resources(const Kernel& k, int& registers, int& localBytes);
   /// Registers, local memory and occupancy of `k` launched as `grid` CTAs of
   /// `block` threads in clusters of `cluster`: what limits how many run at
   /// once (a cluster of 16 CTAs needs 16 free SMs of one GPC).

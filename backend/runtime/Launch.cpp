@@ -133,11 +133,9 @@ Status loadBody(const ir::Function& fn, Device& dev, Kernel& out, CompileInfo& c
 
 /// Local memory per thread of `k` (register spills: fnk kernels have no
 /// local arrays), or -1 when the driver cannot say.
-int localBytes(const ir::Function& fn, Device& dev, const Kernel& k) {
-  const unsigned one[3] = {1, 1, 1};
-  Occupancy occ;
-  if (!dev.occupancy(k, one, static_cast<unsigned>(32 * fn.warps()), one, occ)) return -1;
-  return occ.localBytes;
+int localBytes(Device& dev, const Kernel& k) {
+  int registers = 0, local = 0;
+  return dev.resources(k, registers, local) ? local : -1;
 }
 
 }  // namespace
@@ -151,13 +149,13 @@ Status compileAndLoad(const ir::Function& fn, Device& dev, Kernel& out, CompileI
   // cap and none of the pair, and the LayerNorm forward at 32768x8192 ran
   // 283.8 us against 257.3 (backend v23). So a body that spills is compared
   // with both bodies, and the launch takes whichever spills less.
-  const int alone = localBytes(fn, dev, out);
+  const int alone = localBytes(dev, out);
   if (alone <= 0) return Status::ok();
   Kernel pair;
   CompileInfo pairInfo;
   if (!loadBody(fn, dev, pair, pairInfo, -1)) return Status::ok();  // the one body runs correctly all the same
   ci.ms += pairInfo.ms;
-  const int both = localBytes(fn, dev, pair);
+  const int both = localBytes(dev, pair);
   if (both >= 0 && both < alone) out = pair;
   return Status::ok();
 }
