@@ -688,8 +688,10 @@ EVal Elaborator::clusterOp(const ast::MethodExpr& e, CallArgs& args) {
     return EVal::none(r);
   }
   if (e.name == "reduce") {
-    if (args.pos.size() != 2 || !args.named.empty()) {
-      diags_.error(r, "cluster.reduce(value, op) takes a value and one of add, sum, max, min");
+    const bool onlyGroup = args.named.empty() || (args.named.size() == 1 && args.named[0].first == "group");
+    if (args.pos.size() != 2 || !onlyGroup) {
+      diags_.error(r, "cluster.reduce(value, op[, group = G]) takes a value, one of add, sum, max, min, and "
+                      "optionally the size of the rank groups it reduces over");
       return EVal::error();
     }
     const auto* opName = ast::dynCast<ast::NameExpr>(e.args[1].value.get());
@@ -699,10 +701,21 @@ EVal Elaborator::clusterOp(const ast::MethodExpr& e, CallArgs& args) {
       diags_.error(e.args[1].value->range, "cluster.reduce op must be add, sum, max or min");
       return EVal::error();
     }
-    ir::Value* v = toValue(args.pos[0]);
-    if (!v) return EVal::error();
     ir::AttrDict a;
     a.set("kind", kind);
+    // group = G: over the G consecutive ranks rank / G * G ... (a power of
+    // two; the verifier checks that it divides the cluster).
+    if (const EVal* g = args.get("group")) {
+      const std::optional<int64_t> gv = constInt(*g, "cluster.reduce group");
+      if (!gv) return EVal::error();
+      if (*gv < 1 || (*gv & (*gv - 1)) != 0) {
+        diags_.error(g->range, "cluster.reduce group must be a power of two, got " + std::to_string(*gv));
+        return EVal::error();
+      }
+      a.set("group", *gv);
+    }
+    ir::Value* v = toValue(args.pos[0]);
+    if (!v) return EVal::error();
     return EVal::of(emit(OpKind::ClusterReduce, r, {v}, v->type(), a), r);
   }
   diags_.error(e.nameRange, "unknown cluster operation '" + e.name + "'; expected rank, size, sync or reduce");

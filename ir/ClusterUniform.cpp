@@ -21,6 +21,12 @@ public:
 
   bool varying(const Value* v) const { return set_.count(v) != 0; }
 
+  int64_t size() const {
+    int64_t n = 1;
+    for (int64_t d : cluster_) n *= d;
+    return n;
+  }
+
 private:
   void mark(const Value* v) { changed_ |= set_.insert(v).second; }
 
@@ -37,7 +43,9 @@ private:
           if (axis >= 0 && axis < static_cast<int64_t>(cluster_.size()) && cluster_[axis] > 1) mark(op->result());
           break;
         }
-        case OpKind::ClusterReduce: break;  // the same value in every CTA of the cluster
+        case OpKind::ClusterReduce:  // the same value in every CTA of the cluster, or of its rank group
+          if (op->attrs().getInt("group", size()) < size()) mark(op->result());
+          break;
         case OpKind::For: visitFor(*op); break;
         case OpKind::If: visitIf(*op); break;
         default:
@@ -100,10 +108,10 @@ void report(const Block& blk, const ClusterVarying& cv, const Operation* guard, 
                                                  "waiting forever on the GPU");
       DiagEngine::note(d, guard->loc(),
                        guard->kind() == OpKind::If
-                           ? "this condition depends on the CTA's place in its cluster (cluster.rank(), or "
-                             "program_id along an axis the cluster spans)"
-                           : "this loop's bounds depend on the CTA's place in its cluster (cluster.rank(), or "
-                             "program_id along an axis the cluster spans)");
+                           ? "this condition depends on the CTA's place in its cluster (cluster.rank(), "
+                             "program_id along an axis the cluster spans, or a cluster.reduce over part of it)"
+                           : "this loop's bounds depend on the CTA's place in its cluster (cluster.rank(), "
+                             "program_id along an axis the cluster spans, or a cluster.reduce over part of it)");
       ok = false;
       continue;
     }
@@ -121,7 +129,22 @@ void report(const Block& blk, const ClusterVarying& cv, const Operation* guard, 
 
 bool checkClusterUniform(const Function& f, DiagEngine& diags) {
   const std::vector<int64_t> c = f.cluster();
-  if (c.size() != 3 || c[0] * c[1] * c[2] <= 1 || f.body.empty()) return true;
+  if (f.body.empty()) return true;
+  int64_t n = 1;
+  for (int64_t d : c) n *= d;
+  // A reduction over rank groups: G consecutive ranks each, so G must divide the cluster.
+  bool groupsOk = true;
+  anyOp(f.body.front(), [&](const Operation& o) {
+    const int64_t g = o.kind() == OpKind::ClusterReduce ? o.attrs().getInt("group", n) : n;
+    if (g < 1 || n % g != 0) {
+      diags.error(o.loc(), "cluster.reduce group " + std::to_string(g) + " does not divide the cluster's " +
+                               std::to_string(n) + " CTAs");
+      groupsOk = false;
+    }
+    return false;
+  });
+  if (!groupsOk) return false;
+  if (c.size() != 3 || n <= 1) return true;
   const Block& body = f.body.front();
   if (!anyOp(body, [](const Operation& o) {
         return o.kind() == OpKind::ClusterSync || o.kind() == OpKind::ClusterReduce;

@@ -452,6 +452,9 @@ public:
   }
   void clusterReduce(const Operation& op) {
     if (!tileOperand(op, 0) || !symbolAttr(op, "kind", {"sum", "max", "min"})) return;
+    int64_t g = 1;
+    if (op.attrs().get("group") && intAttr(op, "group", g) && (g < 1 || (g & (g - 1)) != 0))
+      fail(op, "group must be a power of two, got " + std::to_string(g));
     resultIs(op, op.operand(0)->type());
   }
 

@@ -31,7 +31,8 @@ Status ClusterBarrier::arrive(int rank, const ir::Operation& op, const Tile* in,
   if (broken_) return brokenError(rank);
   if (arrived_ == 0) {
     pending_ = &op;
-  } else if (pending_->kind() != op.kind() || pending_->attrs().getStr("kind") != op.attrs().getStr("kind")) {
+  } else if (pending_->kind() != op.kind() || pending_->attrs().getStr("kind") != op.attrs().getStr("kind") ||
+             pending_->attrs().getInt("group", size_) != op.attrs().getInt("group", size_)) {
     broken_ = true;
     brokenWhy_ = std::string(op.name()) + ": CTAs of a cluster reached different cluster barriers (" +
                  pending_->name() + " " + pending_->attrs().getStr("kind") + " and " + op.name() + " " +
@@ -53,19 +54,26 @@ Status ClusterBarrier::arrive(int rank, const ir::Operation& op, const Tile* in,
   ++arrived_;
   if (arrived_ == size_) {
     if (in) {
-      // Reduce in rank order so the result does not depend on thread timing.
+      // Reduce each rank group (the whole cluster unless `group` says
+      // otherwise) in rank order, so the result does not depend on timing.
       std::string kind = op.attrs().getStr("kind");
-      result_.shape = in->shape;
-      result_.data = contributions_[0]->data;
-      for (int r = 1; r < size_; ++r) {
-        const auto& d = contributions_[r]->data;
-        for (size_t i = 0; i < d.size(); ++i) {
-          double& acc = result_.data[i];
-          acc = kind == "sum" ? acc + d[i] : kind == "max" ? std::fmax(acc, d[i]) : std::fmin(acc, d[i]);
+      const int g = static_cast<int>(op.attrs().getInt("group", size_));
+      results_.assign(static_cast<size_t>(size_ / g), Tile{});
+      for (int first = 0; first < size_; first += g) {
+        Tile& res = results_[static_cast<size_t>(first / g)];
+        res.shape = in->shape;
+        res.data = contributions_[first]->data;
+        for (int r = first + 1; r < first + g; ++r) {
+          const auto& d = contributions_[r]->data;
+          for (size_t i = 0; i < d.size(); ++i) {
+            double& acc = res.data[i];
+            acc = kind == "sum" ? acc + d[i] : kind == "max" ? std::fmax(acc, d[i]) : std::fmin(acc, d[i]);
+          }
         }
+        roundInPlace(res.data.data(), static_cast<int64_t>(res.data.size()), dtype);
       }
-      roundInPlace(result_.data.data(), static_cast<int64_t>(result_.data.size()), dtype);
-      *out = result_;
+      groupSize_ = g;
+      *out = results_[static_cast<size_t>(rank / g)];
     }
     std::fill(contributions_.begin(), contributions_.end(), nullptr);
     arrived_ = 0;
@@ -77,8 +85,8 @@ Status ClusterBarrier::arrive(int rank, const ir::Operation& op, const Tile* in,
   cv_.wait(lock, [&] { return generation_ != mine || broken_; });
   if (generation_ == mine) return brokenError(rank);
   // The next generation cannot complete before this CTA arrives again, so
-  // result_ still holds this generation's value.
-  if (out) *out = result_;
+  // results_ still holds this generation's values.
+  if (out) *out = results_[static_cast<size_t>(rank / groupSize_)];
   return Status::ok();
 }
 

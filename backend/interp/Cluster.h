@@ -18,8 +18,9 @@ public:
   explicit ClusterBarrier(int size) : size_(size), contributions_(size, nullptr), brokeRank_(size, false) {}
 
   /// Waits until every CTA of the cluster has arrived. For gpu.cluster_reduce,
-  /// `in` is this CTA's tile and `out` receives the reduction over all CTAs
-  /// (in rank order, in double, rounded to `dtype`); both null for a sync.
+  /// `in` is this CTA's tile and `out` receives the reduction over the CTAs
+  /// of its rank group (the op's `group` consecutive ranks; by default all),
+  /// in rank order, in double, rounded to `dtype`; both null for a sync.
   Status arrive(int rank, const ir::Operation& op, const Tile* in, Tile* out, ir::DType dtype);
   /// Called once by every CTA when it stops, whether it finished or failed.
   void leave(int rank, bool failed);
@@ -37,7 +38,8 @@ private:
   uint64_t generation_ = 0;
   const ir::Operation* pending_ = nullptr;  // the first arrival's op in this generation
   std::vector<const Tile*> contributions_;
-  Tile result_;
+  std::vector<Tile> results_;  // one per rank group of the last reduction
+  int groupSize_ = 1;
   bool broken_ = false;  // no barrier can complete any more; brokenWhy_ says why
   std::string brokenWhy_;
   int stoppedRank_ = -1;  // the first CTA that stopped, and whether it failed

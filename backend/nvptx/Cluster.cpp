@@ -53,7 +53,11 @@ Status Lowerer::lowerCluster(const ir::Operation& op) {
   int64_t n = 1;
   for (int64_t x : c) n *= x;
   TV out = makeTV(op.result()->type());
-  if (n <= 1) {
+  // group = G: the reduction runs over the G consecutive ranks from
+  // rank / G * G (the verifier checks that G divides n); G = n is the whole
+  // cluster, and its code is the same as before groups existed.
+  const int64_t G = op.attrs().getInt("group", n);
+  if (n <= 1 || G == 1) {
     out.regs = src.regs;
     tiles[op.result()] = out;
     return Status::ok();
@@ -79,7 +83,7 @@ Status Lowerer::lowerCluster(const ir::Operation& op) {
     // This reduction and its siblings, one slot of `width` values per rank.
     const std::vector<const ir::Operation*> group = async && bytes == 4 ? clusterSiblings(op) : std::vector{&op};
     const int64_t width = group.size() == 1 ? 1 : group.size() == 2 ? 2 : 4;
-    llvm::GlobalVariable* buf = makeBuf(2 * n * width);
+    llvm::GlobalVariable* buf = makeBuf(2 * G * width);
     // This execution's half: a parity bit flipped per execution, kept in a
     // private variable (promoted to a register, a loop-carried one in loops).
     llvm::IRBuilder<> eb(&kernel->getEntryBlock(), kernel->getEntryBlock().begin());
@@ -93,17 +97,20 @@ Status Lowerer::lowerCluster(const ir::Operation& op) {
     } else {
       b.CreateStore(b.CreateXor(half, i32(1)), parity);
     }
-    llvm::Value* base = b.CreateMul(half, i32(n));
+    llvm::Value* base = b.CreateMul(half, i32(G));
     llvm::Value* rank = intrinsic(llvm::Intrinsic::nvvm_read_ptx_sreg_cluster_ctarank, {}, {});
+    // This CTA's slot in its group's buffers, and the rank its group starts at.
+    llvm::Value* first = G == n ? nullptr : b.CreateMul(b.CreateUDiv(rank, i32(G)), i32(G));
+    llvm::Value* slotRank = first ? b.CreateSub(rank, first) : rank;
     std::vector<llvm::Value*> vs;
     for (const ir::Operation* g : group) vs.push_back(toAccV(tile(g->operand(0)).regs[0]));
     std::pair<llvm::Value*, llvm::Value*> mbarPhase{nullptr, nullptr};
     if (async) {
-      mbarPhase = asyncPush(buf, accTy, bytes, execs, base, rank, vs, width, n);
+      mbarPhase = asyncPush(buf, accTy, bytes, execs, base, slotRank, first, vs, width, G);
     } else {
-      emitIf(b.CreateICmpULT(tid, i32(n)), [&] {
-        llvm::Value* mine = generic(b.CreateGEP(accTy, buf, b.CreateAdd(base, rank)));
-        llvm::Value* peer = intrinsic(llvm::Intrinsic::nvvm_mapa, {}, {mine, tid});
+      emitIf(b.CreateICmpULT(tid, i32(G)), [&] {
+        llvm::Value* mine = generic(b.CreateGEP(accTy, buf, b.CreateAdd(base, slotRank)));
+        llvm::Value* peer = intrinsic(llvm::Intrinsic::nvvm_mapa, {}, {mine, first ? b.CreateAdd(first, tid) : tid});
         b.CreateAlignedStore(vs[0], peer, llvm::Align(bytes));
       });
       clusterSync();
@@ -111,7 +118,7 @@ Status Lowerer::lowerCluster(const ir::Operation& op) {
     // The wait for the peers' pushes, then: lane q of every warp reads slot q,
     // and the lanes fold the n values of each reduction in rank order from
     // warp shuffles, so every thread ends with the same results.
-    auto finish = [this, mbarPhase, accTy, buf, base, n, bytes, width, group, dt, accDt]() mutable {
+    auto finish = [this, mbarPhase, accTy, buf, base, n = G, bytes, width, group, dt, accDt]() mutable {
       if (mbarPhase.first) mbarWait(mbarPhase.first, mbarPhase.second);
       llvm::Value* lane = b.CreateAnd(tid, i32(31));
       llvm::Value* q = b.CreateSelect(b.CreateICmpULT(lane, i32(n)), lane, i32(0));
@@ -154,8 +161,12 @@ Status Lowerer::lowerCluster(const ir::Operation& op) {
     if (llvm::Value* valid = elemValid(out.layout, static_cast<int64_t>(r))) e = b.CreateSelect(valid, e, i32(0));
     llvm::Value* local = generic(b.CreateGEP(accTy, buf, e));
     llvm::Value* s = nullptr;
-    for (int64_t q = 0; q < n; ++q) {
-      llvm::Value* peer = intrinsic(llvm::Intrinsic::nvvm_mapa, {}, {local, i32(q)});
+    llvm::Value* first =
+        G == n ? nullptr
+               : b.CreateMul(b.CreateUDiv(intrinsic(llvm::Intrinsic::nvvm_read_ptx_sreg_cluster_ctarank, {}, {}), i32(G)),
+                             i32(G));
+    for (int64_t q = 0; q < G; ++q) {
+      llvm::Value* peer = intrinsic(llvm::Intrinsic::nvvm_mapa, {}, {local, first ? b.CreateAdd(first, i32(q)) : i32(q)});
       llvm::Value* x = b.CreateAlignedLoad(accTy, peer, llvm::Align(bytes));
       s = s ? combine(kind, accDt, s, x) : x;
     }
@@ -186,7 +197,8 @@ Status Lowerer::lowerCluster(const ir::Operation& op) {
 // only after reading this half: the same argument as the barrier version.
 std::pair<llvm::Value*, llvm::Value*> Lowerer::asyncPush(llvm::GlobalVariable* buf, llvm::Type* accTy, int64_t bytes,
                                                          llvm::Value* execs, llvm::Value* base, llvm::Value* rank,
-                                                         const std::vector<llvm::Value*>& vs, int64_t width, int64_t n) {
+                                                         llvm::Value* first, const std::vector<llvm::Value*>& vs,
+                                                         int64_t width, int64_t n) {
   const int64_t pair = clusterMbarNext++;
   auto* mty = llvm::cast<llvm::ArrayType>(clusterMbar->getValueType());
   llvm::Value* half = b.CreateAnd(execs, i32(1));
@@ -210,7 +222,7 @@ std::pair<llvm::Value*, llvm::Value*> Lowerer::asyncPush(llvm::GlobalVariable* b
       vals += (j ? ", $" : "$") + std::to_string(j + 2);
       cons += wide ? ",l" : ",r";
     }
-    args.push_back(tid);
+    args.push_back(first ? b.CreateAdd(first, tid) : tid);
     const std::string peer = "$" + std::to_string(width + 2);
     const std::string vec = width == 1 ? "" : ".v" + std::to_string(width);
     ptx("{ .reg .b32 fnk_slot, fnk_bar; mapa.shared::cluster.u32 fnk_slot, $0, " + peer +
@@ -243,7 +255,8 @@ std::vector<const ir::Operation*> Lowerer::clusterSiblings(const ir::Operation& 
     auto it = tiles.find(o->operand(0));
     const std::string kind = o->attrs().getStr("kind");
     if (it == tiles.end() || !it->second.layout.uniform || it->second.dtype != dt ||
-        (kind != "sum" && kind != "max" && kind != "min"))
+        (kind != "sum" && kind != "max" && kind != "min") ||
+        o->attrs().getInt("group", -1) != first.attrs().getInt("group", -1))
       break;
     group.push_back(o.get());
     if (group.size() == 4) break;

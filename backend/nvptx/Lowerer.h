@@ -341,11 +341,14 @@ public:
   /// The 32-bit shared::cta address of a shared-memory pointer.
   llvm::Value* sharedAddr(llvm::Value* p);
   /// The st.async push of a scalar cluster.reduce and its siblings
-  /// (Cluster.cpp): `vs` into this CTA's slot of `width` values (1, 2 or 4;
-  /// padded) at every peer; the mbarrier its wait waits on, and the phase.
+  /// (Cluster.cpp): `vs` into this CTA's slot `rank` (its place in its rank
+  /// group) of `width` values (1, 2 or 4; padded) at each of the group's n
+  /// CTAs, from rank `first` (null: the whole cluster, from 0); the mbarrier
+  /// its wait waits on, and the phase.
   std::pair<llvm::Value*, llvm::Value*> asyncPush(llvm::GlobalVariable* buf, llvm::Type* accTy, int64_t bytes,
                                                   llvm::Value* execs, llvm::Value* base, llvm::Value* rank,
-                                                  const std::vector<llvm::Value*>& vs, int64_t width, int64_t n);
+                                                  llvm::Value* first, const std::vector<llvm::Value*>& vs,
+                                                  int64_t width, int64_t n);
   /// A load's or store's `stream = true` on 16-byte global accesses
   /// (Memory.cpp): the L2 evict_first policy (made once per access), and
   /// the load and store that carry it.

@@ -124,7 +124,7 @@ int64_t knob(Knob k, int64_t dflt) {
 }
 
 std::string loweringKey() {
-  std::string k = "nvptx-v1.34";  // bump with every change to the lowering
+  std::string k = "nvptx-v1.35";  // bump with every change to the lowering
   for (const std::string& t : knobTexts()) k += "|" + t;
   return k + ir::knobKey();  // the IR passes' knobs change what is lowered
 }

@@ -722,3 +722,22 @@ def test_tools_in_libfnk():
     assert run(b"fnkc", str(RMSNORM), "-k", "no_such_kernel") == 1
     assert run(b"fnk", "version") == 0
     assert run(b"nope") == 2
+
+
+@pytest.mark.parametrize("rows", [4, 8, 12])
+def test_cluster_reduce_over_rank_groups(rows):
+    """cluster.reduce(..., group = 2) in clusters of 4 (tests/gpu/lang.fnk's
+    lang_cluster_group, which the GPU checks run too): each pair of ranks
+    gets its own sum and max, beside a whole-cluster sum, against float64."""
+    lang = fnk.load(REPO / "tests" / "gpu" / "lang.fnk")
+    x = rng().standard_normal((rows, 64)).astype(np.float32)
+    y, s = np.full((rows, 64), np.nan, np.float32), np.full((rows, 6), np.nan, np.float32)
+    lang.lang_cluster_group(x, y, s)
+    x64 = x.astype(np.float64)
+    pair, cluster = np.arange(rows) // 2 * 2, np.arange(rows) // 4 * 4
+    np.testing.assert_allclose(y, x64[pair] + x64[pair + 1], rtol=1e-6, atol=1e-6)
+    sums = x64.sum(axis=1)
+    for k in range(2):
+        np.testing.assert_allclose(s[:, 3 * k], sums[pair] + sums[pair + 1] + 2 * k, rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(s[:, 3 * k + 1], np.maximum(x64[pair].max(1), x64[pair + 1].max(1)) - k, rtol=1e-6)
+        np.testing.assert_allclose(s[:, 3 * k + 2], sum(sums[cluster + i] for i in range(4)), rtol=1e-5, atol=1e-5)
