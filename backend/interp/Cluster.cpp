@@ -29,6 +29,14 @@ Status ClusterBarrier::arrive(int rank, const ir::Operation& op, const Tile* in,
     return brokenError(rank);
   }
   if (broken_) return brokenError(rank);
+  const int64_t group = op.attrs().getInt("group", size_);
+  if (group < 1 || size_ % group != 0) {  // the verifier refuses it; IR from elsewhere may not have been
+    broken_ = true;
+    brokenWhy_ = std::string(op.name()) + ": group " + std::to_string(group) + " does not divide the cluster's " +
+                 std::to_string(size_) + " CTAs";
+    cv_.notify_all();
+    return brokenError(rank);
+  }
   if (arrived_ == 0) {
     pending_ = &op;
   } else if (pending_->kind() != op.kind() || pending_->attrs().getStr("kind") != op.attrs().getStr("kind") ||
