@@ -1,8 +1,9 @@
 """Registers and spills (fnkc --resource-usage, i.e. ptxas -v) of every
 launch fnk.torch makes (python/fnk/schedules.py, and the split backwards'
-take kernels), and of the DiT example as bench/bench.py launches it, for rows of several widths, bf16 and float32 (whose settings
-carry 'T': 'f32'): one line per distinct kernel setting, "kernel {consts}:
-R registers, S bytes spilled". With --bodies, instead, a line for each body
+take kernels), and of the DiT example as bench/bench.py launches it, for
+rows of several widths, bf16 and float32 (whose settings carry 'T': 'f32'):
+one line per distinct kernel setting, "kernel {consts}: R registers, S
+bytes spilled". With --bodies, instead, a line for each body
 alone of the settings the version pass gave two ("kernel {consts} [full]:
 ..." and "[partial]"), as the JIT compiles them by default."""
 import importlib.util
@@ -39,14 +40,18 @@ launches[("dit_modulate_bwd", (("BLOCK_H", 1024),))] = dit
 
 
 def usage(path, kernel, consts, body=None):
-    """(registers, spilled bytes) of one setting's cubin; None when --body is refused (the kernel has one body)."""
+    """(registers, spilled bytes) of one setting's cubin; None when --body is refused because the kernel has one
+    body. Any other failure stops the script, so that a body that no longer compiles is not mistaken for one that
+    does not exist."""
     args = [fnkc, str(path), "-k", kernel, "--emit=cubin", "--resource-usage", "-o", "/dev/null"]
     args += ["--body", body] if body else []
     for k, v in consts:
         args += ["-D", f"{k}={v}"]
-    p = subprocess.run(args, capture_output=True, text=True, check=not body)
-    if p.returncode:
+    p = subprocess.run(args, capture_output=True, text=True)
+    if p.returncode and body and "has one body" in p.stderr:
         return None
+    if p.returncode:
+        sys.exit(f"fnkc failed on {kernel} {dict(consts)}{f' --body={body}' if body else ''}:\n{p.stderr}")
     return re.search(r"Used (\d+) registers", p.stderr).group(1), re.search(r"(\d+) bytes spill stores", p.stderr).group(1)
 
 
