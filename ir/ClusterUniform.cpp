@@ -10,7 +10,7 @@ namespace {
 /// Which values can differ between the CTAs of one cluster ("varying").
 class ClusterVarying {
 public:
-  explicit ClusterVarying(const std::vector<int64_t>& cluster) : cluster_(cluster) {}
+  explicit ClusterVarying(const Function& f) : cluster_(f.cluster()), ctas_(f.clusterCtas()) {}
 
   /// Marks the values of `blk` and its nested blocks; loop-carried values
   /// need a fixpoint, so it repeats until nothing changes.
@@ -20,12 +20,6 @@ public:
   }
 
   bool varying(const Value* v) const { return set_.count(v) != 0; }
-
-  int64_t size() const {
-    int64_t n = 1;
-    for (int64_t d : cluster_) n *= d;
-    return n;
-  }
 
 private:
   void mark(const Value* v) { changed_ |= set_.insert(v).second; }
@@ -44,7 +38,7 @@ private:
           break;
         }
         case OpKind::ClusterReduce:  // the same value in every CTA of the cluster, or of its rank group
-          if (op->attrs().getInt("group", size()) < size()) mark(op->result());
+          if (op->attrs().getInt("group", ctas_) < ctas_) mark(op->result());
           break;
         case OpKind::For: visitFor(*op); break;
         case OpKind::If: visitIf(*op); break;
@@ -90,7 +84,8 @@ private:
     }
   }
 
-  const std::vector<int64_t>& cluster_;
+  const std::vector<int64_t> cluster_;
+  const int64_t ctas_;
   std::unordered_set<const Value*> set_;
   bool changed_ = false;
 };
@@ -128,10 +123,8 @@ void report(const Block& blk, const ClusterVarying& cv, const Operation* guard, 
 }  // namespace
 
 bool checkClusterUniform(const Function& f, DiagEngine& diags) {
-  const std::vector<int64_t> c = f.cluster();
   if (f.body.empty()) return true;
-  int64_t n = 1;
-  for (int64_t d : c) n *= d;
+  const int64_t n = f.clusterCtas();
   // A reduction over rank groups: G consecutive ranks each, so G must divide the cluster.
   bool groupsOk = true;
   anyOp(f.body.front(), [&](const Operation& o) {
@@ -144,13 +137,13 @@ bool checkClusterUniform(const Function& f, DiagEngine& diags) {
     return false;
   });
   if (!groupsOk) return false;
-  if (c.size() != 3 || n <= 1) return true;
+  if (f.cluster().size() != 3 || n <= 1) return true;
   const Block& body = f.body.front();
   if (!anyOp(body, [](const Operation& o) {
         return o.kind() == OpKind::ClusterSync || o.kind() == OpKind::ClusterReduce;
       }))
     return true;
-  ClusterVarying cv(c);
+  ClusterVarying cv(f);
   cv.run(body);
   bool ok = true;
   report(body, cv, nullptr, diags, ok);

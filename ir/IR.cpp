@@ -139,6 +139,11 @@ std::vector<int64_t> Function::cluster() const {
     if (auto* v = std::get_if<std::vector<int64_t>>(a)) return *v;
   return {1, 1, 1};
 }
+int64_t Function::clusterCtas() const {
+  int64_t n = 1;
+  for (int64_t d : cluster()) n *= d;
+  return n;
+}
 bool Function::addsAtomically(size_t param) const {
   if (body.empty()) return false;
   const Value* p = body.front().argument(static_cast<unsigned>(param));

@@ -201,6 +201,8 @@ public:
   /// ignores it (it changes no result).
   int64_t ctasPerSm() const { return attrs.getInt("ctas_per_sm", 0); }
   std::vector<int64_t> cluster() const;
+  /// CTAs per cluster: the product of cluster()'s dims (1 without clusters).
+  int64_t clusterCtas() const;
   /// Whether the body adds to tensor parameter `param` with tile.atomic: its
   /// contents on entry count, so no front end poisons it as an output.
   bool addsAtomically(size_t param) const;

@@ -123,8 +123,7 @@ private:
   // launched cooperatively, which clusters are not: cluster.* synchronizes a
   // cluster's CTAs instead. Reported at the first wait.
   void checkWaitsOutsideClusters(const Function& f) {
-    const std::vector<int64_t> c = f.cluster();
-    const int64_t ctas = c[0] * c[1] * c[2];
+    const int64_t ctas = f.clusterCtas();
     if (ctas <= 1 || f.body.empty()) return;
     const Operation* wait = nullptr;
     anyOp(f.body.front(), [&](const Operation& op) {

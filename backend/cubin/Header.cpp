@@ -229,13 +229,13 @@ Status emitHeader(const ir::Function& fn, const std::string& image, bool isPtx, 
        << "    if (r != CUDA_SUCCESS) return r;\n"
        << "    r = cuFuncSetAttribute(function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)dynamic_shared);\n"
        << "    if (r != CUDA_SUCCESS) return r;\n";
-  if (c[0] * c[1] * c[2] > 8)  // more than Hopper's portable 8 CTAs: a property of the function, set once
+  if (fn.clusterCtas() > 8)  // more than Hopper's portable 8 CTAs: a property of the function, set once
     os << "    r = cuFuncSetAttribute(function, CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1);\n"
        << "    if (r != CUDA_SUCCESS) return r;\n";
   const unsigned block = static_cast<unsigned>(32 * fn.warps());
   os << "  }\n";
   os << "  void* params[] = {" << call.str() << "};\n";
-  const bool clustered = c[0] * c[1] * c[2] > 1;
+  const bool clustered = fn.clusterCtas() > 1;
   // A kernel compiled for programmatic dependent launch (nvptx::kPdlSymbol)
   // is launched so that its launch may overlap the previous kernel's tail.
   const bool pdl = image.find(nvptx::kPdlSymbol) != std::string::npos;

@@ -49,9 +49,7 @@ Status Lowerer::lowerCluster(const ir::Operation& op) {
   const TV& src = tile(op.operand(0));
   const std::string kind = op.attrs().getStr("kind");
   if (kind != "sum" && kind != "max" && kind != "min") return fail(op, "unknown kind '" + kind + "'");
-  auto c = fn.cluster();
-  int64_t n = 1;
-  for (int64_t x : c) n *= x;
+  const int64_t n = fn.clusterCtas();
   TV out = makeTV(op.result()->type());
   // group = G: the reduction runs over the G consecutive ranks from
   // rank / G * G (the verifier checks that G divides n); G = n is the whole

@@ -335,8 +335,7 @@ int64_t countScalarClusterReduces(const ir::Block& blk) {
 }  // namespace
 
 int64_t asyncPushPairs(const ir::Function& fn) {
-  const std::vector<int64_t> c = fn.cluster();
-  if (!knob(Knob::ClusterAsync, 1) || c.size() != 3 || c[0] * c[1] * c[2] <= 1 || fn.body.empty()) return 0;
+  if (!knob(Knob::ClusterAsync, 1) || fn.clusterCtas() <= 1 || fn.body.empty()) return 0;
   return countScalarClusterReduces(fn.body.front());
 }
 
@@ -367,7 +366,7 @@ Status Lowerer::run() {
   minCtas = residentCtas();
   if (minCtas > 0) kernel->addFnAttr("nvvm.minctasm", std::to_string(minCtas));
   auto c = fn.cluster();
-  if (c.size() == 3 && c[0] * c[1] * c[2] > 1)
+  if (c.size() == 3 && fn.clusterCtas() > 1)
     kernel->addFnAttr("nvvm.cluster_dim", std::to_string(c[0]) + "," + std::to_string(c[1]) + "," + std::to_string(c[2]));
   llvm::BasicBlock* entry = llvm::BasicBlock::Create(ctx, "entry", kernel);
   b.SetInsertPoint(entry);
@@ -420,7 +419,7 @@ Status Lowerer::run() {
   // cluster has started: each thread arrives here, and the matching wait
   // comes before the first cluster op (flushClusterWait), by when the peers
   // have long arrived.
-  if (c.size() == 3 && c[0] * c[1] * c[2] > 1 && ir::anyOp(body, isClusterBarrier)) {
+  if (c.size() == 3 && fn.clusterCtas() > 1 && ir::anyOp(body, isClusterBarrier)) {
     // The st.async push: thread 0 initializes the scalar reduces' mbarriers
     // (one arrival each: its own expect_tx) and makes them visible to the
     // cluster before arriving, so no peer's st.async can reach one first.

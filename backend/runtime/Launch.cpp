@@ -92,9 +92,7 @@ Status loadBody(const ir::Function& fn, Device& dev, Kernel& out, CompileInfo& c
       return Status::ok();
     }
   }
-  auto c = fn.cluster();
-  int64_t clusterCtas = 1;
-  for (int64_t d : c) clusterCtas *= d;
+  const int64_t clusterCtas = fn.clusterCtas();
   const std::string dir = cacheDir();
   const fs::path entry = dir.empty() ? fs::path() : fs::path(dir) / (fn.name + "-" + key + ".cubin");
   std::string image;
