@@ -14,6 +14,9 @@
 // values are already computed (LayerNorm's sum(g) beside sum(g * xhat): the
 // CTA's sibling reductions) go in the same push, 2 or 4 values per slot, so
 // the row waits for its peers once (FNK_NO_SIBLING_REDUCE=1: one each).
+// A CTA sum whose one use is such a reduce skips the CTA's own bar.sync:
+// each warp pushes its partial (lowerWarpPush; FNK_WARP_PUSH=0: the CTA's
+// total, as before).
 // A tile pulls instead: each CTA writes its tile to a buffer of its own, the
 // cluster synchronizes, every CTA reads all peers' buffers through
 // distributed shared memory (mapa + generic loads) and folds them in rank
@@ -46,15 +49,16 @@ Status Lowerer::lowerCluster(const ir::Operation& op) {
     case ir::OpKind::ClusterReduce: break;
     default: return fail(op, "not a cluster op");
   }
-  const TV& src = tile(op.operand(0));
   const std::string kind = op.attrs().getStr("kind");
   if (kind != "sum" && kind != "max" && kind != "min") return fail(op, "unknown kind '" + kind + "'");
   const int64_t n = fn.clusterCtas();
-  TV out = makeTV(op.result()->type());
   // group = G: the reduction runs over the G consecutive ranks from
   // rank / G * G (the verifier checks that G divides n); G = n is the whole
   // cluster, and its code is the same as before groups existed.
   const int64_t G = op.attrs().getInt("group", n);
+  if (warpPartials.count(op.operand(0))) return lowerWarpPush(op, G);
+  const TV& src = tile(op.operand(0));
+  TV out = makeTV(op.result()->type());
   if (n <= 1 || G == 1) {
     out.regs = src.regs;
     tiles[op.result()] = out;
@@ -64,42 +68,23 @@ Status Lowerer::lowerCluster(const ir::Operation& op) {
   const ir::DType accDt = ir::isFloat(dt) ? (dt == ir::DType::F64 ? ir::DType::F64 : ir::DType::F32) : dt;
   llvm::Type* accTy = regType(accDt);
   const int64_t bytes = static_cast<int64_t>(mod.getDataLayout().getTypeAllocSize(accTy));
-  auto makeBuf = [&](int64_t slots) {
-    auto* aty = llvm::ArrayType::get(accTy, static_cast<uint64_t>(slots));
-    auto* g = new llvm::GlobalVariable(mod, aty, false, llvm::GlobalValue::InternalLinkage, llvm::UndefValue::get(aty),
-                                       "fnk_cluster_buf", nullptr, llvm::GlobalValue::NotThreadLocal, 3);
-    g->setAlignment(llvm::Align(16));
-    return g;
-  };
+  auto makeBuf = [&](int64_t slots) { return clusterBuf(accTy, slots); };
   auto toAccV = [&](llvm::Value* v) { return ir::isFloat(dt) ? toAcc(v, dt) : v; };
   auto generic = [&](llvm::Value* p) { return b.CreateAddrSpaceCast(p, llvm::PointerType::get(ctx, 0)); };
   if (src.layout.uniform) {
     if (n > 32) return fail(op, "a cluster of more than 32 CTAs");  // the fold below is one warp's shuffles
-    // (The st.async push counts the executions instead: bit 0 is the half.
-    // st.async stores 4 or 8 bytes; narrower integers take the barrier.)
+    // (st.async stores 4 or 8 bytes; narrower integers take the barrier.)
     const bool async = clusterMbar && (bytes == 4 || bytes == 8);
     // This reduction and its siblings, one slot of `width` values per rank.
     const std::vector<const ir::Operation*> group = async && bytes == 4 ? clusterSiblings(op) : std::vector{&op};
     const int64_t width = group.size() == 1 ? 1 : group.size() == 2 ? 2 : 4;
     llvm::GlobalVariable* buf = makeBuf(2 * G * width);
-    // This execution's half: a parity bit flipped per execution, kept in a
-    // private variable (promoted to a register, a loop-carried one in loops).
-    llvm::IRBuilder<> eb(&kernel->getEntryBlock(), kernel->getEntryBlock().begin());
-    llvm::AllocaInst* parity = eb.CreateAlloca(b.getInt32Ty(), nullptr, "cluster.parity");
-    eb.CreateStore(i32(0), parity);
-    llvm::Value* half = b.CreateLoad(b.getInt32Ty(), parity);
-    llvm::Value* execs = half;
-    if (async) {
-      b.CreateStore(b.CreateAdd(execs, i32(1)), parity);
-      half = b.CreateAnd(execs, i32(1));
-    } else {
-      b.CreateStore(b.CreateXor(half, i32(1)), parity);
-    }
+    // This execution's half: bit 0 of the execution count (the st.async
+    // push's mbarrier phase is bit 1).
+    llvm::Value* execs = executionCount();
+    llvm::Value* half = b.CreateAnd(execs, i32(1));
     llvm::Value* base = b.CreateMul(half, i32(G));
-    llvm::Value* rank = intrinsic(llvm::Intrinsic::nvvm_read_ptx_sreg_cluster_ctarank, {}, {});
-    // This CTA's slot in its group's buffers, and the rank its group starts at.
-    llvm::Value* first = G == n ? nullptr : b.CreateMul(b.CreateUDiv(rank, i32(G)), i32(G));
-    llvm::Value* slotRank = first ? b.CreateSub(rank, first) : rank;
+    auto [first, slotRank] = groupRanks(G);
     std::vector<llvm::Value*> vs;
     for (const ir::Operation* g : group) vs.push_back(toAccV(tile(g->operand(0)).regs[0]));
     std::pair<llvm::Value*, llvm::Value*> mbarPhase{nullptr, nullptr};
@@ -196,7 +181,7 @@ Status Lowerer::lowerCluster(const ir::Operation& op) {
 std::pair<llvm::Value*, llvm::Value*> Lowerer::asyncPush(llvm::GlobalVariable* buf, llvm::Type* accTy, int64_t bytes,
                                                          llvm::Value* execs, llvm::Value* base, llvm::Value* rank,
                                                          llvm::Value* first, const std::vector<llvm::Value*>& vs,
-                                                         int64_t width, int64_t n) {
+                                                         int64_t width, int64_t n, int64_t perRank) {
   const int64_t pair = clusterMbarNext++;
   auto* mty = llvm::cast<llvm::ArrayType>(clusterMbar->getValueType());
   llvm::Value* half = b.CreateAnd(execs, i32(1));
@@ -205,10 +190,15 @@ std::pair<llvm::Value*, llvm::Value*> Lowerer::asyncPush(llvm::GlobalVariable* b
       b.CreateGEP(mty, clusterMbar, {b.getInt64(0), b.CreateZExt(b.CreateAdd(half, i32(2 * pair)), b.getInt64Ty())}));
   emitIf(b.CreateICmpEQ(tid, i32(0)), [&] {
     ptx("{ .reg .b64 fnk_state; mbarrier.arrive.expect_tx.shared::cta.b64 fnk_state, [$0], $1; }", "r,r", b.getVoidTy(),
-        {mbar, i32(static_cast<int32_t>(n * width * bytes))});
+        {mbar, i32(static_cast<int32_t>(n * perRank * width * bytes))});
   });
-  emitIf(b.CreateICmpULT(tid, i32(n)), [&] {
-    llvm::Value* slot = sharedAddr(b.CreateGEP(accTy, buf, b.CreateMul(b.CreateAdd(base, rank), i32(width))));
+  // With perRank slots per rank, every warp pushes: its lane q to peer q,
+  // into slot [rank][warp].
+  llvm::Value* q = perRank > 1 ? b.CreateAnd(tid, i32(31)) : tid;
+  emitIf(b.CreateICmpULT(q, i32(n)), [&] {
+    llvm::Value* idx = b.CreateAdd(base, rank);
+    if (perRank > 1) idx = b.CreateAdd(b.CreateMul(idx, i32(perRank)), b.CreateLShr(tid, i32(5)));
+    llvm::Value* slot = sharedAddr(b.CreateGEP(accTy, buf, b.CreateMul(idx, i32(width))));
     const bool wide = bytes == 8;  // one f64 or 64-bit value (width 1)
     llvm::Type* bitsTy = wide ? b.getInt64Ty() : b.getInt32Ty();
     // The slot's values as bits, padded with zeros to the vector width.
@@ -220,7 +210,7 @@ std::pair<llvm::Value*, llvm::Value*> Lowerer::asyncPush(llvm::GlobalVariable* b
       vals += (j ? ", $" : "$") + std::to_string(j + 2);
       cons += wide ? ",l" : ",r";
     }
-    args.push_back(first ? b.CreateAdd(first, tid) : tid);
+    args.push_back(first ? b.CreateAdd(first, q) : q);
     const std::string peer = "$" + std::to_string(width + 2);
     const std::string vec = width == 1 ? "" : ".v" + std::to_string(width);
     ptx("{ .reg .b32 fnk_slot, fnk_bar; mapa.shared::cluster.u32 fnk_slot, $0, " + peer +
@@ -232,13 +222,87 @@ std::pair<llvm::Value*, llvm::Value*> Lowerer::asyncPush(llvm::GlobalVariable* b
   return {mbar, phase};
 }
 
+// A CTA reduction's warp partials (warpPartials) reduced over the group
+// without the CTA's bar.sync, together with its siblings whose partials are
+// ready (clusterSiblings; width 1, 2 or 4 values per slot): lane q < G of
+// every warp pushes its warp's values into slot [rank][warp] of peer q's
+// buffer half (asyncPush with W slots per rank), and thread 0 expects
+// G * W <= 32 slots (warpPushes). After the wait, lane l of every warp reads
+// slot l mod L (L: the power of two at or above G * W; the identity past
+// G * W), and a butterfly over L lanes folds them: every thread of the group
+// folds the same values in the same order, so the result is uniform. The
+// halves alternate as in asyncPush: a warp pushes into a half again only
+// after every warp of the group has pushed the other half, which each does
+// after reading this one.
+Status Lowerer::lowerWarpPush(const ir::Operation& op, int64_t G) {
+  const std::vector<const ir::Operation*> group = clusterSiblings(op, /*warp=*/true);
+  const int64_t width = group.size() == 1 ? 1 : group.size() == 2 ? 2 : 4;
+  llvm::Type* accTy = b.getFloatTy();  // f32 (warpPushes)
+  const int64_t W = T / 32, slots = G * W;
+  llvm::GlobalVariable* buf = clusterBuf(accTy, 2 * slots * width);
+  llvm::Value* execs = executionCount();
+  llvm::Value* half = b.CreateAnd(execs, i32(1));
+  auto [first, slotRank] = groupRanks(G);
+  std::vector<llvm::Value*> vs;
+  for (const ir::Operation* g : group) vs.push_back(warpPartials.at(g->operand(0)));
+  auto mbarPhase = asyncPush(buf, accTy, 4, execs, b.CreateMul(half, i32(G)), slotRank, first, vs, width, G, W);
+  for (size_t j = 1; j < group.size(); ++j) early.insert(group[j]);
+  auto finish = [this, mbarPhase, accTy, buf, half, slots, width, group]() {
+    mbarWait(mbarPhase.first, mbarPhase.second);
+    int64_t L = 1;
+    while (L < slots) L *= 2;
+    llvm::Value* lane = b.CreateAnd(tid, i32(L - 1));
+    llvm::Value* valid = L == slots ? nullptr : b.CreateICmpULT(lane, i32(slots));
+    llvm::Value* slot = b.CreateAdd(b.CreateMul(half, i32(slots)), valid ? b.CreateSelect(valid, lane, i32(0)) : lane);
+    for (size_t j = 0; j < group.size(); ++j) {
+      const std::string kind = group[j]->attrs().getStr("kind");
+      llvm::Value* at = b.CreateAdd(b.CreateMul(slot, i32(width)), i32(static_cast<int64_t>(j)));
+      llvm::Value* x = b.CreateAlignedLoad(accTy, b.CreateGEP(accTy, buf, at), llvm::Align(4));
+      if (valid) x = b.CreateSelect(valid, x, identity(kind, ir::DType::F32));
+      for (int64_t off = L / 2; off >= 1; off /= 2)
+        x = combine(kind, ir::DType::F32, x, shuffleXor(x, static_cast<int>(off)));
+      TV out = makeTV(group[j]->result()->type());
+      out.regs[0] = x;
+      tiles[group[j]->result()] = out;
+    }
+  };
+  if (group.size() == 1 && knob(Knob::ClusterDefer) != 0)
+    pendingFolds.push_back({op.result(), curBlock, std::move(finish)});
+  else finish();
+  return Status::ok();
+}
+
+llvm::GlobalVariable* Lowerer::clusterBuf(llvm::Type* accTy, int64_t slots) {
+  auto* aty = llvm::ArrayType::get(accTy, static_cast<uint64_t>(slots));
+  auto* g = new llvm::GlobalVariable(mod, aty, false, llvm::GlobalValue::InternalLinkage, llvm::UndefValue::get(aty),
+                                     "fnk_cluster_buf", nullptr, llvm::GlobalValue::NotThreadLocal, 3);
+  g->setAlignment(llvm::Align(16));
+  return g;
+}
+
+llvm::Value* Lowerer::executionCount() {
+  llvm::IRBuilder<> eb(&kernel->getEntryBlock(), kernel->getEntryBlock().begin());
+  llvm::AllocaInst* count = eb.CreateAlloca(b.getInt32Ty(), nullptr, "cluster.parity");
+  eb.CreateStore(i32(0), count);
+  llvm::Value* execs = b.CreateLoad(b.getInt32Ty(), count);
+  b.CreateStore(b.CreateAdd(execs, i32(1)), count);
+  return execs;
+}
+
+std::pair<llvm::Value*, llvm::Value*> Lowerer::groupRanks(int64_t G) {
+  llvm::Value* rank = intrinsic(llvm::Intrinsic::nvvm_read_ptx_sreg_cluster_ctarank, {}, {});
+  if (G == fn.clusterCtas()) return {nullptr, rank};
+  llvm::Value* first = b.CreateMul(b.CreateUDiv(rank, i32(G)), i32(G));
+  return {first, b.CreateSub(rank, first)};
+}
+
 // The later scalar cluster.reduces of the current block that can go in
 // `first`'s push: their values are lowered already (a CTA reduction's
 // siblings), of first's dtype, up to 4, none past another cluster barrier.
-std::vector<const ir::Operation*> Lowerer::clusterSiblings(const ir::Operation& first) {
+std::vector<const ir::Operation*> Lowerer::clusterSiblings(const ir::Operation& first, bool warp) {
   std::vector<const ir::Operation*> group{&first};
   if (knob(Knob::NoSiblingReduce) != 0 || !curBlock) return group;
-  const ir::DType dt = tile(first.operand(0)).dtype;
+  const ir::DType dt = warp ? ir::DType::F32 : tile(first.operand(0)).dtype;
   bool seen = false;
   for (const auto& o : curBlock->ops()) {
     if (o.get() == &first) {
@@ -250,10 +314,12 @@ std::vector<const ir::Operation*> Lowerer::clusterSiblings(const ir::Operation& 
       if (ir::anyOp(*o, isClusterBarrier)) break;  // a cluster.sync, or a region holding one or a reduce
       continue;
     }
+    // Warp partials go with warp partials, a CTA's totals with totals.
     auto it = tiles.find(o->operand(0));
+    const bool ready = warp ? warpPartials.count(o->operand(0)) != 0
+                            : it != tiles.end() && it->second.layout.uniform && it->second.dtype == dt;
     const std::string kind = o->attrs().getStr("kind");
-    if (it == tiles.end() || !it->second.layout.uniform || it->second.dtype != dt ||
-        (kind != "sum" && kind != "max" && kind != "min") ||
+    if (!ready || (kind != "sum" && kind != "max" && kind != "min") ||
         o->attrs().getInt("group", -1) != first.attrs().getInt("group", -1))
       break;
     group.push_back(o.get());

@@ -44,6 +44,7 @@ enum class Knob {
   NoSwizzle,           // FNK_NO_SWIZZLE: shared buffers of 4-byte elements in the plain layout
   NoStream,            // FNK_NO_STREAM: loads and stores with stream = true take the default L2 policy
   JitOneBody,          // FNK_JIT_ONE_BODY (default 1): the JIT compiles only the body of a versioned kernel a launch runs
+  WarpPush,            // FNK_WARP_PUSH (default 1): a CTA sum feeding a scalar cluster.reduce pushed by each warp
 };
 /// The knob's variable as an integer (a non-numeric text counts as 1), or
 /// `dflt` when it is unset or empty.

@@ -222,6 +222,16 @@ public:
   /// one value per row of this thread (in its result dtype), and goes through
   /// no scratch and no bar.sync; its tile's registers are poison.
   std::unordered_map<const ir::Value*, std::vector<llvm::Value*>> laneFolds;
+  /// A whole-tile CTA reduction whose one use is a scalar cluster.reduce of
+  /// the same kind (warpPushes): left at each warp's partial (the butterfly's
+  /// total, in every lane of the warp, in the accumulator's type), which the
+  /// cluster.reduce pushes itself, so the CTA's scratch and bar.sync are
+  /// skipped. The reduction has no entry in `tiles`.
+  std::unordered_map<const ir::Value*, llvm::Value*> warpPartials;
+  /// Whether reduction `op`, folded by the inner-axis fast path into one
+  /// partial per warp (butterfly width `w`, `parts` values per thread), goes
+  /// to its cluster.reduce as warp partials (FNK_WARP_PUSH, default on).
+  bool warpPushes(const ir::Operation& op, int64_t w, size_t parts);
   /// Which of this thread's rows remat() is computing an element of (rows in
   /// warps: set by rematElems and lane stores), or -1.
   int64_t laneRow_ = -1;
@@ -348,7 +358,19 @@ public:
   std::pair<llvm::Value*, llvm::Value*> asyncPush(llvm::GlobalVariable* buf, llvm::Type* accTy, int64_t bytes,
                                                   llvm::Value* execs, llvm::Value* base, llvm::Value* rank,
                                                   llvm::Value* first, const std::vector<llvm::Value*>& vs,
-                                                  int64_t width, int64_t n);
+                                                  int64_t width, int64_t n, int64_t perRank = 1);
+  /// A scalar cluster.reduce of warp partials (warpPartials) over rank
+  /// groups of G, with its ready siblings: every warp pushes its own, and
+  /// every thread folds the G * warps values.
+  Status lowerWarpPush(const ir::Operation& op, int64_t G);
+  /// A shared array of `slots` accumulators for a cluster.reduce's pushes.
+  llvm::GlobalVariable* clusterBuf(llvm::Type* accTy, int64_t slots);
+  /// How many times this point ran before, in this thread: a counter in a
+  /// private variable (a register, loop-carried in loops), bumped here.
+  llvm::Value* executionCount();
+  /// For a reduction over rank groups of G: the rank this CTA's group starts
+  /// at (null when G is the whole cluster) and this CTA's place in it.
+  std::pair<llvm::Value*, llvm::Value*> groupRanks(int64_t G);
   /// A load's or store's `stream = true` on 16-byte global accesses
   /// (Memory.cpp): the L2 evict_first policy (made once per access), and
   /// the load and store that carry it.
@@ -358,7 +380,8 @@ public:
   void streamStore(llvm::Value* v, llvm::Value* addr, llvm::Value* policy);
   /// The scalar cluster.reduce `first` and the later ones of its block whose
   /// values are lowered already, to push together (at most 4).
-  std::vector<const ir::Operation*> clusterSiblings(const ir::Operation& first);
+  /// With `warp`, siblings of a warp-partial reduce (warpPartials) instead.
+  std::vector<const ir::Operation*> clusterSiblings(const ir::Operation& first, bool warp = false);
   /// Every thread waits for phase `phase` of the mbarrier at `mbar` (trapping
   /// after `trapAfter` tries when that is not 0).
   void mbarWait(llvm::Value* mbar, llvm::Value* phase, uint32_t trapAfter = 0);

@@ -199,6 +199,12 @@ Status Lowerer::lowerReduces(const std::vector<const ir::Operation*>& ops) {
     // 3. Butterfly over the w lanes that share a row (all of a warp when P >= 32).
     for (auto& s : q)
       for (int64_t off = w / 2; off >= 1; off /= 2) s = combine(kind, ra.dt, s, shuffleXor(s, static_cast<int>(off)));
+    // Its one use a scalar cluster.reduce: the warps' partials go to the
+    // cluster as they are (lowerWarpPush), with no scratch and no bar.sync.
+    if (warpPushes(op, w, q.size())) {
+      warpPartials[op.result()] = q[0];
+      continue;
+    }
     // A one-warp CTA reducing its whole tile: the butterfly left the total in
     // every lane, which is every thread the uniform result lives in.
     if (Tn == w && q.size() == 1 && out.layout.uniform) {
@@ -260,6 +266,24 @@ Status Lowerer::lowerReduces(const std::vector<const ir::Operation*>& ops) {
     if (!p.out.layout.uniform) scratchFolds[p.op->result()] = p.fold;
   }
   return Status::ok();
+}
+
+// The most warp partials a warp push sends to each CTA (lowerWarpPush: one
+// per lane). Past it the CTA folds first: at 16 CTAs of 16 warps (256
+// pushes per CTA and row) the 1024x262144 backward ran 414 us against 393
+// (H200, backend v25).
+constexpr int64_t kMaxWarpPushSlots = 32;
+
+bool Lowerer::warpPushes(const ir::Operation& op, int64_t w, size_t parts) {
+  const ir::Value* r = op.result();
+  if (!knob(Knob::WarpPush, 1) || !clusterMbar || w != 32 || parts != 1 || T <= 32 || T % 32 != 0 ||
+      r->type().dtype != ir::DType::F32 || !layoutOf(r->type().shape).uniform || r->users().size() != 1)
+    return false;
+  const ir::Operation& u = *r->users()[0];
+  const int64_t n = fn.clusterCtas();
+  return u.kind() == ir::OpKind::ClusterReduce && u.parentBlock() == curBlock &&
+         u.attrs().getStr("kind") == op.attrs().getStr("kind") && n > 1 &&
+         u.attrs().getInt("group", n) * (T / 32) <= kMaxWarpPushSlots && u.attrs().getInt("group", n) > 1;
 }
 
 Lowerer::ReduceAcc Lowerer::reduceAcc(const std::string& kind, ir::DType dt) {

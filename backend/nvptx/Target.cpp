@@ -98,8 +98,9 @@ constexpr const char* kKnobNames[] = {"FNK_NO_CONTRACT",          "FNK_NO_HOIST"
                                       "FNK_UNIFORM_PREFETCH",     "FNK_CLUSTER_DEFER",
                                       "FNK_TREE_FOLD",
                                       "FNK_PDL",                  "FNK_NO_SWIZZLE",
-                                      "FNK_NO_STREAM",            "FNK_JIT_ONE_BODY"};  // in Knob's order
-static_assert(std::size(kKnobNames) == static_cast<size_t>(Knob::JitOneBody) + 1, "one name per Knob");
+                                      "FNK_NO_STREAM",            "FNK_JIT_ONE_BODY",
+                                      "FNK_WARP_PUSH"};  // in Knob's order
+static_assert(std::size(kKnobNames) == static_cast<size_t>(Knob::WarpPush) + 1, "one name per Knob");
 
 /// Each knob's text ("" when unset), read once.
 const std::vector<std::string>& knobTexts() {
@@ -124,7 +125,7 @@ int64_t knob(Knob k, int64_t dflt) {
 }
 
 std::string loweringKey() {
-  std::string k = "nvptx-v1.35";  // bump with every change to the lowering
+  std::string k = "nvptx-v1.36";  // bump with every change to the lowering
   for (const std::string& t : knobTexts()) k += "|" + t;
   return k + ir::knobKey();  // the IR passes' knobs change what is lowered
 }

@@ -628,6 +628,24 @@ def test_cluster_reductions_pushed_together():
             assert c[g, k] == (rows > 0).sum() + k
 
 
+@pytest.mark.parametrize("n", [512, 300])
+def test_cluster_reduce_of_warp_partials(n):
+    """tests/gpu/lang.fnk's lang_warp_push (CTA sums whose one use is a
+    cluster.reduce, which the GPU pushes warp by warp: a sum beside a max, and
+    a grouped sum of squares) against float64, on whole and ragged rows."""
+    lang = fnk.load(REPO / "tests" / "gpu" / "lang.fnk")
+    x = rng().standard_normal((8, n)).astype(np.float32)
+    s = np.full((8, 9), np.nan, np.float32)
+    lang.lang_warp_push(x, s)
+    x64 = x.astype(np.float64)
+    cluster, pair = np.arange(8) // 4 * 4, np.arange(8) // 2 * 2
+    sums, squares, peaks = x64.sum(axis=1), (x64 * x64).sum(axis=1), x64.max(axis=1)
+    for k in range(3):
+        np.testing.assert_allclose(s[:, 3 * k], sum(sums[cluster + i] for i in range(4)) * (k + 1), rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(s[:, 3 * k + 1], np.max([peaks[cluster + i] for i in range(4)], axis=0) - k, rtol=1e-6)
+        np.testing.assert_allclose(s[:, 3 * k + 2], squares[pair] + squares[pair + 1], rtol=1e-5)
+
+
 def test_stream_changes_no_result():
     """tests/gpu/lang.fnk's lang_stream (loads and stores with stream = true,
     an L2 hint on the GPU) against NumPy, on whole and ragged rows."""

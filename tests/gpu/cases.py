@@ -291,6 +291,8 @@ def lang_cases(rng):
     yield (f, "lang_cluster", {"x": rng.standard_normal((6, 64))}, ["y", "z", "s"], {}, {})
     yield (f, "lang_cluster_siblings", {"x": rng.standard_normal((6, 64))}, ["s", "c"], {}, {})
     yield (f, "lang_cluster_group", {"x": rng.standard_normal((8, 64))}, ["y", "s"], {}, {})
+    for n in (512, 300):  # whole rows and ragged ones (masked elements)
+        yield (f, "lang_warp_push", {"x": rng.standard_normal((8, n))}, ["s"], {}, {})
     for n in (1024, 1000):  # whole rows (every 16-byte access hinted) and ragged ones
         yield (f, "lang_stream", {"x": rng.standard_normal((5, n))}, ["y"], {}, {})
     xr, dyr = rng.standard_normal((37, 1000)), rng.standard_normal((37, 1000))

@@ -57,13 +57,16 @@ if [ $checks = 1 ]; then
   # reductions each on their own (CTA and cluster), the cluster
   # reduction's deferred wait (opt-in), and programmatic dependent launch
   # off and with its early trigger (measured slower), where the default
-  # (FNK_PDL=2) waits at the entry without the trigger: plain and cluster launches.
+  # (FNK_PDL=2) waits at the entry without the trigger: plain and cluster launches;
+  # a CTA sum feeding a cluster.reduce through the CTA's bar.sync (by default each
+  # warp pushes its partial).
   knob_checks full_tiles0 FNK_FULL_TILES=0 layernorm_fwd,dit_modulate_fwd
   knob_checks both_bodies FNK_JIT_ONE_BODY=0 layernorm_fwd_row,dit_modulate_fwd
   knob_checks nosib FNK_NO_SIBLING_REDUCE=1 lang_cluster,layernorm_bwd_split_acc,layernorm_fwd
   knob_checks defer FNK_CLUSTER_DEFER=1 split_pipe,split_l2pipe,lang_cluster,rmsnorm_fwd_split,layernorm_bwd_split_acc
   knob_checks nopdl FNK_PDL=0 lang_cluster,lang_reduce
   knob_checks pdl FNK_PDL=1 lang_cluster,lang_reduce
+  knob_checks nowarppush FNK_WARP_PUSH=0 lang_cluster,rmsnorm_fwd_split,rmsnorm_bwd_split,layernorm_bwd_split_acc
 fi
 if [ $checks = 1 ]; then
   # Every kernel (stdlib, examples, variants, conformance) through ptxas, also
