@@ -46,6 +46,52 @@ bool splitAssignment(const std::string& s, std::string& name, std::string& value
   return true;
 }
 
+bool splitWords(const std::string& line, std::vector<std::string>& words, std::string& error) {
+  words.clear();
+  std::string w;
+  bool inWord = false;
+  for (size_t i = 0; i < line.size(); ++i) {
+    const char c = line[i];
+    if (c == ' ' || c == '\t' || c == '\r') {
+      if (inWord) words.push_back(std::move(w));
+      w.clear();
+      inWord = false;
+      continue;
+    }
+    inWord = true;
+    if (c == '\\') {
+      if (++i == line.size()) {
+        error = "a backslash at the end of the line";
+        return false;
+      }
+      w += line[i];
+    } else if (c == '\'') {
+      const size_t q = line.find('\'', i + 1);
+      if (q == std::string::npos) {
+        error = "an unterminated ' quote";
+        return false;
+      }
+      w.append(line, i + 1, q - i - 1);
+      i = q;
+    } else if (c == '"') {
+      size_t j = i + 1;
+      for (; j < line.size() && line[j] != '"'; ++j) {
+        if (line[j] == '\\' && j + 1 < line.size() && (line[j + 1] == '"' || line[j + 1] == '\\')) ++j;
+        w += line[j];
+      }
+      if (j == line.size()) {
+        error = "an unterminated \" quote";
+        return false;
+      }
+      i = j;
+    } else {
+      w += c;
+    }
+  }
+  if (inWord) words.push_back(std::move(w));
+  return true;
+}
+
 bool ArgReader::take(const std::string& name, std::string& value, std::string& error) {
   const std::string& a = args_[i_];
   bool shortForm = name.size() == 2 && name[0] == '-' && name[1] != '-';

@@ -31,6 +31,13 @@ bool isIRFile(const std::string& path);
 /// Splits "NAME=VALUE"; false when there is no '=' or the name is empty.
 bool splitAssignment(const std::string& s, std::string& name, std::string& value);
 
+/// Splits a line into words at blanks as a POSIX shell would, without
+/// expansions: '...' keeps everything inside, "..." keeps everything but a
+/// backslash before " or \\, and outside quotes a backslash keeps the next
+/// character (a path with a space: 'my dir/x.npy' or my\\ dir/x.npy). False,
+/// with `error` set, on an unterminated quote or a trailing backslash.
+bool splitWords(const std::string& line, std::vector<std::string>& words, std::string& error);
+
 /// Reads `--flag=value`, `--flag value`, `-Xvalue` and `-X value` forms.
 class ArgReader {
 public:

@@ -9,7 +9,6 @@
 #include <iostream>
 #include <map>
 #include <set>
-#include <sstream>
 #include <vector>
 
 #include "backend/interp/Binding.h"
@@ -35,7 +34,9 @@ commands:
   batch FILE                         run each line of FILE as the options of one
                                      `fnk run` (# comments, blank lines skipped), in
                                      one process: the GPU context and the compiled
-                                     kernels are kept from case to case
+                                     kernels are kept from case to case; words split
+                                     as in a shell ('a b', "a b", a\ b), with no
+                                     expansions
   repl [FILE..] [-I DIR] [--echo]    interactive session (reads a script from stdin)
   help                               show this help
   version                            show the version
@@ -215,25 +216,30 @@ int runCommand(int argc, char** argv) {
   return rc;
 }
 
-/// `fnk batch FILE`: each line, split at spaces, is the options of one `fnk
-/// run`. Errors go to stdout beside the case's output, so that a reader
+/// `fnk batch FILE`: each line, split into words as a shell would
+/// (cli::splitWords: quotes and backslashes, no expansions), is the options
+/// of one `fnk run`; a line that does not split is a failed case. Errors go to stdout beside the case's output, so that a reader
 /// of the one stream can tell the cases apart by their closing lines.
 int batchCommand(int argc, char** argv) {
   if (argc != 3) return fail("fnk batch needs one FILE of `fnk run` option lines (see fnk help)");
   std::ifstream in(argv[2]);
   if (!in) return fail("cannot read '" + std::string(argv[2]) + "'");
   std::streambuf* err = std::cerr.rdbuf(std::cout.rdbuf());
-  int worst = 0, index = 0;
+  int worst = 0, index = 0, lineNo = 0;
   std::string line;
   while (std::getline(in, line)) {
-    std::istringstream words(line);
+    ++lineNo;
+    std::vector<std::string> words;
+    std::string splitError;
+    const bool split = cli::splitWords(line, words, splitError);
+    if (split && (words.empty() || words[0][0] == '#')) continue;
     std::vector<std::string> args = {"fnk", "run"};
-    for (std::string w; words >> w;) args.push_back(w);
-    if (args.size() == 2 || args[2][0] == '#') continue;
+    args.insert(args.end(), words.begin(), words.end());
     std::vector<char*> argvCase;
     for (std::string& a : args) argvCase.push_back(a.data());
     const auto t0 = std::chrono::steady_clock::now();
-    const int rc = runCommand(static_cast<int>(argvCase.size()), argvCase.data());
+    const int rc = split ? runCommand(static_cast<int>(argvCase.size()), argvCase.data())
+                         : fail("line " + std::to_string(lineNo) + " of '" + argv[2] + "': " + splitError);
     const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     std::cout << "fnk batch: case " << ++index << " rc=" << rc << " ms=" << static_cast<int64_t>(ms) << std::endl;
     worst = std::max(worst, rc);

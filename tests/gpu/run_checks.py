@@ -6,6 +6,7 @@ parallel processes, and prints PASS/FAIL lines and a summary table. Usage:
 FNK_CHECK_ONLY=a,b keeps the cases whose kernel name contains a or b."""
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -72,7 +73,7 @@ def run_batch(fnk, root, outdir, idx, batch):
     for j, case in enumerate(batch):
         cd = os.path.join(d, str(j))
         os.mkdir(cd)
-        lines.append(" ".join(case_options(root, cd, case)))
+        lines.append(" ".join(shlex.quote(o) for o in case_options(root, cd, case)))  # fnk batch splits as a shell
     listing = os.path.join(d, "cases.txt")
     with open(listing, "w") as f:
         f.write("\n".join(lines) + "\n")
