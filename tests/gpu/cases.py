@@ -299,10 +299,6 @@ def lang_cases(rng):
     # The backward through a shared-memory ring (copy_async), rings longer than some CTAs' rows.
     yield ("bench/variants.fnk", "rms_bwd_ring", {"x": xr, "w": rng.standard_normal(1000), "dy": dyr, "rstd": _rstd(xr)},
            ["dx", "dw_partial"], {}, {"P": 5}, {"BLOCK_N": 1024, "WARPS": 4, "S": 3})
-    # Clusters of 2 x 2 over a grouped cluster.reduce, the streams' last steps masked (37 rows over 6 streams).
-    yield ("bench/variants.fnk", "rms_bwd_split_pairs", {"x": xr, "w": rng.standard_normal(1000), "dy": dyr,
-                                                         "rstd": _rstd(xr)},
-           ["dx", "dw_acc"], {}, {"R": 3}, {"BLOCK_N": 512, "WARPS": 4, "P": 3})
     yield ("bench/variants.fnk", "rms_bwd_ring", {"x": xr, "w": rng.standard_normal(1000), "dy": dyr, "rstd": _rstd(xr)},
            ["dx", "dw_partial"], {}, {"P": 16}, {"BLOCK_N": 1024, "WARPS": 8, "S": 4})
     yield ("bench/variants.fnk", "rms_bwd_ring", {"x": xr, "w": rng.standard_normal(1000), "dy": dyr, "rstd": _rstd(xr)},
