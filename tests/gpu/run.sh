@@ -59,7 +59,8 @@ if [ $checks = 1 ]; then
   # off and with its early trigger (measured slower), where the default
   # (FNK_PDL=2) waits at the entry without the trigger: plain and cluster launches;
   # a CTA sum feeding a cluster.reduce through the CTA's bar.sync (by default each
-  # warp pushes its partial).
+  # warp pushes its partial); scalar cluster.reduces through a cluster barrier
+  # instead of st.async pushes.
   knob_checks full_tiles0 FNK_FULL_TILES=0 layernorm_fwd,dit_modulate_fwd
   knob_checks both_bodies FNK_JIT_ONE_BODY=0 layernorm_fwd_row,dit_modulate_fwd
   knob_checks nosib FNK_NO_SIBLING_REDUCE=1 lang_cluster,layernorm_bwd_split_acc,layernorm_fwd
@@ -67,6 +68,7 @@ if [ $checks = 1 ]; then
   knob_checks nopdl FNK_PDL=0 lang_cluster,lang_reduce
   knob_checks pdl FNK_PDL=1 lang_cluster,lang_reduce
   knob_checks nowarppush FNK_WARP_PUSH=0 lang_cluster,rmsnorm_fwd_split,rmsnorm_bwd_split,layernorm_bwd_split_acc
+  knob_checks async0 FNK_CLUSTER_ASYNC=0 lang_cluster,lang_warp_push,rmsnorm_fwd_split,rmsnorm_bwd_split,layernorm_bwd_split_acc
 fi
 if [ $checks = 1 ]; then
   # Every kernel (stdlib, examples, variants, conformance) through ptxas, also
