@@ -23,8 +23,8 @@ struct TargetOptions {
 };
 
 /// The lowering's A/B knobs: environment variables (docs/language.md lists
-/// them), read once, each part of loweringKey(), as are the IR passes' own
-/// (ir/Knobs.h).
+/// them), read once, each part of loweringKey() but JitOneBody (the body it
+/// picks is in the runtime's key), as are the IR passes' own (ir/Knobs.h).
 enum class Knob {
   NoContract,          // FNK_NO_CONTRACT: no fma contraction
   NoHoist,             // FNK_NO_HOIST: loads stay after the reductions they follow
