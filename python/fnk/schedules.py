@@ -229,11 +229,25 @@ def ln_bwd(n, m=None, sms=132, dtype="bf16"):
 ACC_ROWS = 16
 
 
-def acc_rows(m, sms, launch):
+def acc_rows(m, sms, launch, deterministic=False):
     """Rows of the accumulating splits' sums (rmsnorm_bwd_split_acc's dw_acc,
     layernorm_bwd_split_acc's dw_acc and db_acc): ACC_ROWS, or the grid's
-    clusters when fewer."""
-    return min(ACC_ROWS, partial_rows(m, sms, launch))
+    clusters when fewer. Several clusters add to one row in whatever order
+    they finish, so the sums can differ in their last bits from run to run.
+    deterministic (torch.use_deterministic_algorithms): one row per cluster,
+    so each address takes one add onto +0.0, which is the partial exactly,
+    and the take sums the rows in a fixed order: the same bits every run."""
+    p = partial_rows(m, sms, launch)
+    return p if deterministic else min(ACC_ROWS, p)
+
+
+def take_consts(rows):
+    """The take kernels' tile (rmsnorm_bwd_dw_take, layernorm_bwd_dwdb_take)
+    for `rows` rows of sums: RB, the power of two at or above them (16 at
+    least), by BLOCK_N columns, 64 at RB = 16 (the kernels' defaults) and
+    fewer for more rows, so that a CTA holds 1024-4096 sums."""
+    rb = max(ACC_ROWS, 1 << (rows - 1).bit_length())
+    return {"RB": rb, "BLOCK_N": max(16, 1024 // rb)}
 
 
 def partial_rows(m, sms, launch):

@@ -11,6 +11,13 @@ copies for contiguous inputs. A
 non-contiguous input is made contiguous first (one copy, as torch's own
 kernels do). RMSNorm and LayerNorm modules wrap them for use in nn.Module
 code. Only the last dimension is normalized.
+
+Gradients are the same bits from run to run under
+torch.use_deterministic_algorithms(True): the wide-row backwards then give
+each cluster its own row of the dw (and db) sums instead of 16 rows that
+several clusters add to in whatever order they finish (schedules.acc_rows).
+By default dw and db can differ in their last bit between runs; dx and the
+forward never do.
 """
 import contextlib
 import functools
@@ -150,9 +157,10 @@ class _RMSNorm(torch.autograd.Function):
         p = schedules.partial_rows(m, sms, launch)
         dw = torch.empty_like(w)
         if launch.kernel == "rmsnorm_bwd_split_acc":  # dw partials added into a zeroed workspace's rows
-            with _zeroed(_zeroed_rows(x2.device, schedules.acc_rows(m, sms, launch), n)) as (acc,):
+            r = schedules.acc_rows(m, sms, launch, deterministic=torch.are_deterministic_algorithms_enabled())
+            with _zeroed(_zeroed_rows(x2.device, r, n)) as (acc,):
                 mod.rmsnorm_bwd_split_acc(x2, w, dy2, rstd, dx, acc, **launch.consts, P=p, T=_dtype(x2))
-                mod.rmsnorm_bwd_dw_take(acc, dw, T=_dtype(w))
+                mod.rmsnorm_bwd_dw_take(acc, dw, **schedules.take_consts(r), T=_dtype(w))
             return dx.view(ctx.shape), dw, None
         partial = torch.empty(p, n, device=x2.device, dtype=torch.float32)
         getattr(mod, launch.kernel)(x2, w, dy2, rstd, dx, partial, **launch.consts, T=_dtype(x2))
@@ -189,11 +197,11 @@ class _LayerNorm(torch.autograd.Function):
         mod = _module("layernorm")
         dw, db = torch.empty_like(w), torch.empty_like(w)
         if launch.kernel == "layernorm_bwd_split_acc":  # dw and db partials added into zeroed workspaces' rows
-            r = schedules.acc_rows(m, sms, launch)
+            r = schedules.acc_rows(m, sms, launch, deterministic=torch.are_deterministic_algorithms_enabled())
             with _zeroed(_zeroed_rows(x2.device, r, n, "dw"), _zeroed_rows(x2.device, r, n, "db")) as (dw_acc, db_acc):
                 mod.layernorm_bwd_split_acc(x2, w, dy2, mean, rstd, dx, dw_acc, db_acc, **launch.consts, P=p,
                                             T=_dtype(x2))
-                mod.layernorm_bwd_dwdb_take(dw_acc, db_acc, dw, db, T=_dtype(w))
+                mod.layernorm_bwd_dwdb_take(dw_acc, db_acc, dw, db, **schedules.take_consts(r), T=_dtype(w))
             return dx.view(ctx.shape), dw, db, None
         dwp = torch.empty(p, n, device=x2.device, dtype=torch.float32)
         dbp = torch.empty(p, n, device=x2.device, dtype=torch.float32)

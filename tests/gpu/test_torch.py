@@ -71,6 +71,35 @@ def test_norm_backward_workspace_on_two_streams(norm, m, n):
             close(a, e, torch.float32, f"{name}, call {i}")
 
 
+@pytest.mark.parametrize("norm,m,n", [("rms", 2048, 8192), ("rms", 40, 65536), ("ln", 4096, 16384)])
+def test_deterministic_gradients(norm, m, n):
+    """Under torch.use_deterministic_algorithms(True) the wide-row backwards
+    give each cluster its own row of sums (schedules.acc_rows): two backwards
+    give the same bits, and match torch."""
+    g = torch.Generator(device="cuda").manual_seed(m * n)
+    x = torch.randn(m, n, device="cuda", generator=g).to(torch.bfloat16).requires_grad_()
+    w = (torch.rand(n, device="cuda", generator=g) + 0.5).to(torch.bfloat16).requires_grad_()
+    dy = torch.randn(m, n, device="cuda", generator=g).to(torch.bfloat16)
+    if norm == "rms":
+        params, fnk_f = (x, w), lambda: fnt.rms_norm(x, w, 1e-6)
+        ref = F.rms_norm(x.float(), (n,), w.float(), 1e-6)
+    else:
+        b = torch.randn(n, device="cuda", generator=g).to(torch.bfloat16).requires_grad_()
+        params, fnk_f = (x, w, b), lambda: fnt.layer_norm(x, (n,), w, b, 1e-5)
+        ref = F.layer_norm(x.float(), (n,), w.float(), b.float(), 1e-5)
+    want = torch.autograd.grad(ref, params, dy.float())
+    was = torch.are_deterministic_algorithms_enabled()
+    torch.use_deterministic_algorithms(True)
+    try:
+        runs = [torch.autograd.grad(fnk_f(), params, dy) for _ in range(3)]
+    finally:
+        torch.use_deterministic_algorithms(was)
+    for name, *got in zip(("dx", "dw", "db"), *runs):
+        assert all(torch.equal(got[0], a) for a in got[1:]), f"{name} differs between runs"
+    for name, a, e in zip(("dx", "dw", "db"), runs[0], want):
+        close(a, e, torch.bfloat16, name)
+
+
 def test_rms_norm_backward_workspace_waits_for_the_other_stream():
     """A backward on a second stream waits for the first stream's last use of
     the shared workspace: stream a is held up by a long kernel before its
