@@ -117,7 +117,7 @@ def _row_l2(m, sms):
     return 0 if m is not None and m < 32 * sms else 2
 
 
-def rms_bwd(n, resident=None, m=None, sms=132, dtype="bf16"):
+def rms_bwd(n, resident=None, m=None, sms=132, dtype="bf16", deterministic=False):
     """Short rows several per step, in 2048-element tiles with 4 CTAs per
     SM: at 4 warps up to 512 columns (131072x512 127 us with the rows in warps,
     against 134 at 8 warps, 149 for 4096-element tiles at 2 per SM and 521 one
@@ -145,7 +145,18 @@ def rms_bwd(n, resident=None, m=None, sms=132, dtype="bf16"):
     up to 8192 columns per CTA add their dw partials into ACC_ROWS rows of
     sums (rmsnorm_bwd_split_acc, then rmsnorm_bwd_dw_take) instead of storing
     one row per cluster for rmsnorm_bwd_dw: 2048x8192 30.1-30.7 us against
-    32.4-32.7, 8192x65536 806 against 816, 32768x8192 a tie (backend v19)."""
+    32.4-32.7, 8192x65536 806 against 816, 32768x8192 a tie (backend v19).
+    Several clusters add to each row of sums in the order they finish, so dw
+    can differ in its last bit from run to run; deterministic (fnk.torch
+    under torch.use_deterministic_algorithms) stores one row per cluster
+    instead (rmsnorm_bwd_split, the same consts), summed in row order."""
+    launch = _rms_bwd(n, resident, m, sms, dtype)
+    if deterministic and launch.kernel == "rmsnorm_bwd_split_acc":
+        return launch._replace(kernel="rmsnorm_bwd_split")
+    return launch
+
+
+def _rms_bwd(n, resident, m, sms, dtype):
     if n <= 2048:
         return Launch("rmsnorm_bwd_rows", rows_tile(n, 4 if n <= 512 else 8, elems=2048), per_sm=4)
     if 4096 < n <= 8192:
@@ -229,25 +240,11 @@ def ln_bwd(n, m=None, sms=132, dtype="bf16"):
 ACC_ROWS = 16
 
 
-def acc_rows(m, sms, launch, deterministic=False):
+def acc_rows(m, sms, launch):
     """Rows of the accumulating splits' sums (rmsnorm_bwd_split_acc's dw_acc,
     layernorm_bwd_split_acc's dw_acc and db_acc): ACC_ROWS, or the grid's
-    clusters when fewer. Several clusters add to one row in whatever order
-    they finish, so the sums can differ in their last bits from run to run.
-    deterministic (torch.use_deterministic_algorithms): one row per cluster,
-    so each address takes one add onto +0.0, which is the partial exactly,
-    and the take sums the rows in a fixed order: the same bits every run."""
-    p = partial_rows(m, sms, launch)
-    return p if deterministic else min(ACC_ROWS, p)
-
-
-def take_consts(rows):
-    """The take kernels' tile (rmsnorm_bwd_dw_take, layernorm_bwd_dwdb_take)
-    for `rows` rows of sums: RB, the power of two at or above them (16 at
-    least), by BLOCK_N columns, 64 at RB = 16 (the kernels' defaults) and
-    fewer for more rows, so that a CTA holds 1024-4096 sums."""
-    rb = max(ACC_ROWS, 1 << (rows - 1).bit_length())
-    return {"RB": rb, "BLOCK_N": max(16, 1024 // rb)}
+    clusters when fewer."""
+    return min(ACC_ROWS, partial_rows(m, sms, launch))
 
 
 def partial_rows(m, sms, launch):

@@ -13,11 +13,11 @@ kernels do). RMSNorm and LayerNorm modules wrap them for use in nn.Module
 code. Only the last dimension is normalized.
 
 Gradients are the same bits from run to run under
-torch.use_deterministic_algorithms(True): the wide-row backwards then give
-each cluster its own row of the dw (and db) sums instead of 16 rows that
-several clusters add to in whatever order they finish (schedules.acc_rows).
-By default dw and db can differ in their last bit between runs; dx and the
-forward never do.
+torch.use_deterministic_algorithms(True): the wide-row backwards then keep
+one row of dw (and db) partials per cluster, summed in row order, instead
+of 16 rows of sums that several clusters add to in whatever order they
+finish. By default dw and db can differ in their last bit between runs;
+dx and the forward never do.
 """
 import contextlib
 import functools
@@ -153,14 +153,14 @@ class _RMSNorm(torch.autograd.Function):
         dx = torch.empty_like(x2)
         mod = _module("rmsnorm")
         sms = _sms(x2.device)
-        launch = schedules.rms_bwd(n, _resident("rmsnorm", _dtype(x2)), m=m, sms=sms, dtype=_dtype(x2))
+        launch = schedules.rms_bwd(n, _resident("rmsnorm", _dtype(x2)), m=m, sms=sms, dtype=_dtype(x2),
+                                   deterministic=torch.are_deterministic_algorithms_enabled())
         p = schedules.partial_rows(m, sms, launch)
         dw = torch.empty_like(w)
         if launch.kernel == "rmsnorm_bwd_split_acc":  # dw partials added into a zeroed workspace's rows
-            r = schedules.acc_rows(m, sms, launch, deterministic=torch.are_deterministic_algorithms_enabled())
-            with _zeroed(_zeroed_rows(x2.device, r, n)) as (acc,):
+            with _zeroed(_zeroed_rows(x2.device, schedules.acc_rows(m, sms, launch), n)) as (acc,):
                 mod.rmsnorm_bwd_split_acc(x2, w, dy2, rstd, dx, acc, **launch.consts, P=p, T=_dtype(x2))
-                mod.rmsnorm_bwd_dw_take(acc, dw, **schedules.take_consts(r), T=_dtype(w))
+                mod.rmsnorm_bwd_dw_take(acc, dw, T=_dtype(w))
             return dx.view(ctx.shape), dw, None
         partial = torch.empty(p, n, device=x2.device, dtype=torch.float32)
         getattr(mod, launch.kernel)(x2, w, dy2, rstd, dx, partial, **launch.consts, T=_dtype(x2))
@@ -196,16 +196,22 @@ class _LayerNorm(torch.autograd.Function):
         p = schedules.partial_rows(m, sms, launch)
         mod = _module("layernorm")
         dw, db = torch.empty_like(w), torch.empty_like(w)
-        if launch.kernel == "layernorm_bwd_split_acc":  # dw and db partials added into zeroed workspaces' rows
-            r = schedules.acc_rows(m, sms, launch, deterministic=torch.are_deterministic_algorithms_enabled())
+        split = launch.kernel == "layernorm_bwd_split_acc"
+        if split and not torch.are_deterministic_algorithms_enabled():  # partials added into zeroed rows
+            r = schedules.acc_rows(m, sms, launch)
             with _zeroed(_zeroed_rows(x2.device, r, n, "dw"), _zeroed_rows(x2.device, r, n, "db")) as (dw_acc, db_acc):
                 mod.layernorm_bwd_split_acc(x2, w, dy2, mean, rstd, dx, dw_acc, db_acc, **launch.consts, P=p,
                                             T=_dtype(x2))
-                mod.layernorm_bwd_dwdb_take(dw_acc, db_acc, dw, db, **schedules.take_consts(r), T=_dtype(w))
+                mod.layernorm_bwd_dwdb_take(dw_acc, db_acc, dw, db, T=_dtype(w))
             return dx.view(ctx.shape), dw, db, None
-        dwp = torch.empty(p, n, device=x2.device, dtype=torch.float32)
-        dbp = torch.empty(p, n, device=x2.device, dtype=torch.float32)
-        getattr(mod, launch.kernel)(x2, w, dy2, mean, rstd, dx, dwp, dbp, **launch.consts, T=_dtype(x2))
+        # One partial row per CTA (or, deterministically, per cluster of the
+        # split: its own row of zeros, one add onto +0.0 each, which is the
+        # partial exactly), summed in row order.
+        new_rows = torch.zeros if split else torch.empty
+        dwp = new_rows(p, n, device=x2.device, dtype=torch.float32)
+        dbp = new_rows(p, n, device=x2.device, dtype=torch.float32)
+        getattr(mod, launch.kernel)(x2, w, dy2, mean, rstd, dx, dwp, dbp, **launch.consts, **({"P": p} if split else {}),
+                                    T=_dtype(x2))
         mod.layernorm_bwd_dwdb(dwp, dbp, dw, db, T=_dtype(w))
         return dx.view(ctx.shape), dw, db, None
 

@@ -162,7 +162,7 @@ def check_rmsnorm(rms, n, resident=None):
     if bwd.kernel == "rmsnorm_bwd_split_acc":  # as fnk.torch: partials added into zeroed rows, then taken
         acc = np.zeros((schedules.acc_rows(M, SMS, bwd), n), np.float32)
         rms.rmsnorm_bwd_split_acc(x, w, dy, rstd, dx, acc, **bwd.consts, P=p, T="f32")
-        rms.rmsnorm_bwd_dw_take(acc, dw, **schedules.take_consts(acc.shape[0]), T="f32")
+        rms.rmsnorm_bwd_dw_take(acc, dw, T="f32")
         assert not acc.any(), "rmsnorm_bwd_dw_take leaves dw_acc at zero"
     else:
         part = np.full((p, n), np.nan, np.float32)
@@ -197,7 +197,7 @@ def test_layernorm_launches(mods, n):
     if bwd.kernel == "layernorm_bwd_split_acc":  # as fnk.torch: partials added into zeroed rows, then taken
         accs = [np.zeros((schedules.acc_rows(M, SMS, bwd), n), np.float32) for _ in range(2)]
         ln.layernorm_bwd_split_acc(x, w, dy, mean, rstd, dx, *accs, **bwd.consts, P=p, T="f32")
-        ln.layernorm_bwd_dwdb_take(*accs, dw, db, **schedules.take_consts(accs[0].shape[0]), T="f32")
+        ln.layernorm_bwd_dwdb_take(*accs, dw, db, T="f32")
         assert not any(a.any() for a in accs), "layernorm_bwd_dwdb_take leaves dw_acc and db_acc at zero"
     else:
         dwp, dbp = np.full((p, n), np.nan, np.float32), np.full((p, n), np.nan, np.float32)
@@ -210,50 +210,57 @@ def test_layernorm_launches(mods, n):
     close(db, dy.astype(np.float64).sum(axis=0), f"{bwd.kernel} db")
 
 
-def test_take_tiles():
-    """The take kernels' tile for R rows of sums: their defaults up to
-    ACC_ROWS, then taller and narrower (1024-4096 sums a CTA)."""
-    assert schedules.take_consts(1) == schedules.take_consts(16) == {"RB": 16, "BLOCK_N": 64}
-    assert schedules.take_consts(17) == {"RB": 32, "BLOCK_N": 32}
-    assert schedules.take_consts(132) == {"RB": 256, "BLOCK_N": 16}
+def test_deterministic_backwards_store_their_partial_rows():
+    """fnk.torch under torch.use_deterministic_algorithms: the RMSNorm splits
+    that add into rows of sums store one row per cluster instead
+    (rmsnorm_bwd_split, the same consts and grid); every other launch is
+    unchanged."""
+    for n in WIDTHS:
+        for m in (2048, 32768):
+            plain, det = schedules.rms_bwd(n, m=m, sms=SMS), schedules.rms_bwd(n, m=m, sms=SMS, deterministic=True)
+            if plain.kernel == "rmsnorm_bwd_split_acc":
+                assert det == plain._replace(kernel="rmsnorm_bwd_split")
+                assert schedules.partial_rows(m, SMS, det) == schedules.partial_rows(m, SMS, plain)
+            else:
+                assert det == plain
 
 
 @pytest.mark.parametrize("norm,n", [("rms", 6000), ("ln", 8193)])
-def test_deterministic_sums_one_row_per_cluster(mods, norm, n):
-    """Under torch.use_deterministic_algorithms fnk.torch gives each cluster
-    of a wide-row backward its own row of sums (acc_rows(deterministic=True)),
-    so that each address takes one add onto +0.0, and takes the rows with a
-    taller tile (take_consts). At 40 rows the split has 20 clusters, more
-    than ACC_ROWS: dw (and db) against float64, and the workspace left at
-    +0.0 for the next call."""
+def test_deterministic_partial_rows(mods, norm, n):
+    """The deterministic wide-row backwards as fnk.torch runs them, at 40
+    rows (20 clusters, more than ACC_ROWS): RMSNorm's split storing one
+    partial row per cluster, LayerNorm's split adding into its own row of
+    zeros each (one add onto +0.0: the partial exactly); then the partial
+    rows summed in order. dx, dw (and db) against float64."""
     rms, ln = mods
     m = 40
     r = np.random.default_rng(n)
     x = (r.standard_normal((m, n)) + 0.5).astype(np.float32)
     w, dy = r.standard_normal(n).astype(np.float32), r.standard_normal((m, n)).astype(np.float32)
-    x64 = x.astype(np.float64)
-    bwd = (schedules.rms_bwd(n, m=m, sms=SMS, dtype="f32") if norm == "rms" else
-           schedules.ln_bwd(n, m=m, sms=SMS, dtype="f32"))
-    p = schedules.partial_rows(m, SMS, bwd)
-    rows = schedules.acc_rows(m, SMS, bwd, deterministic=True)
-    assert bwd.kernel.endswith("_split_acc") and rows == p == 20 > schedules.acc_rows(m, SMS, bwd)
-    take = schedules.take_consts(rows)
+    x64, g = x.astype(np.float64), dy * w.astype(np.float64)
     dx = np.full_like(x, np.nan)
     if norm == "rms":
-        rstd = (1 / np.sqrt((x64 ** 2).mean(axis=1) + 1e-6)).astype(np.float32)
-        acc, dw = np.zeros((rows, n), np.float32), np.full(n, np.nan, np.float32)
-        rms.rmsnorm_bwd_split_acc(x, w, dy, rstd, dx, acc, **bwd.consts, P=p, T="f32")
-        rms.rmsnorm_bwd_dw_take(acc, dw, **take, T="f32")
-        close(dw, (dy * x64 * rstd[:, None]).sum(axis=0), "dw")
-        accs = [acc]
-    else:
-        mu, r64 = x64.mean(axis=1), 1 / np.sqrt(x64.var(axis=1) + 1e-5)
-        accs = [np.zeros((rows, n), np.float32) for _ in range(2)]
-        dw, db = np.full(n, np.nan, np.float32), np.full(n, np.nan, np.float32)
-        ln.layernorm_bwd_split_acc(x, w, dy, mu.astype(np.float32), r64.astype(np.float32), dx, *accs, **bwd.consts,
-                                   P=p, T="f32")
-        ln.layernorm_bwd_dwdb_take(*accs, dw, db, **take, T="f32")
-        close(dw, (dy * (x64 - mu[:, None]) * r64[:, None]).sum(axis=0), "dw")
-        close(db, dy.astype(np.float64).sum(axis=0), "db")
-    assert not np.isnan(dx).any()
-    assert not any(a.view(np.uint32).any() for a in accs), "the take leaves the sums at +0.0"
+        bwd = schedules.rms_bwd(n, m=m, sms=SMS, dtype="f32", deterministic=True)
+        p = schedules.partial_rows(m, SMS, bwd)
+        assert bwd.kernel == "rmsnorm_bwd_split" and p == 20
+        r64 = 1 / np.sqrt((x64 ** 2).mean(axis=1) + 1e-6)
+        part, dw = np.full((p, n), np.nan, np.float32), np.full(n, np.nan, np.float32)
+        rms.rmsnorm_bwd_split(x, w, dy, r64.astype(np.float32), dx, part, **bwd.consts, T="f32")
+        rms.rmsnorm_bwd_dw(part, dw, T="f32")
+        close(dx, g * r64[:, None] - x64 * ((g * x64).sum(axis=1) * r64 ** 3 / n)[:, None], "dx")
+        close(dw, (dy * x64 * r64[:, None]).sum(axis=0), "dw")
+        return
+    bwd = schedules.ln_bwd(n, m=m, sms=SMS, dtype="f32")
+    p = schedules.partial_rows(m, SMS, bwd)
+    assert bwd.kernel == "layernorm_bwd_split_acc" and p == 20
+    mu, r64 = x64.mean(axis=1), 1 / np.sqrt(x64.var(axis=1) + 1e-5)
+    xhat = (x64 - mu[:, None]) * r64[:, None]
+    dwp, dbp = np.zeros((p, n), np.float32), np.zeros((p, n), np.float32)
+    dw, db = np.full(n, np.nan, np.float32), np.full(n, np.nan, np.float32)
+    ln.layernorm_bwd_split_acc(x, w, dy, mu.astype(np.float32), r64.astype(np.float32), dx, dwp, dbp, **bwd.consts,
+                               P=p, T="f32")
+    ln.layernorm_bwd_dwdb(dwp, dbp, dw, db, T="f32")
+    ref = r64[:, None] * (g - g.mean(axis=1, keepdims=True) - xhat * (g * xhat).mean(axis=1, keepdims=True))
+    close(dx, ref, "dx")
+    close(dw, (dy * xhat).sum(axis=0), "dw")
+    close(db, dy.astype(np.float64).sum(axis=0), "db")

@@ -74,8 +74,9 @@ def test_norm_backward_workspace_on_two_streams(norm, m, n):
 @pytest.mark.parametrize("norm,m,n", [("rms", 2048, 8192), ("rms", 40, 65536), ("ln", 4096, 16384)])
 def test_deterministic_gradients(norm, m, n):
     """Under torch.use_deterministic_algorithms(True) the wide-row backwards
-    give each cluster its own row of sums (schedules.acc_rows): two backwards
-    give the same bits, and match torch."""
+    keep one row of partials per cluster, summed in order (by default several
+    clusters add to each of 16 rows in the order they finish): three
+    backwards give the same bits, and match torch."""
     g = torch.Generator(device="cuda").manual_seed(m * n)
     x = torch.randn(m, n, device="cuda", generator=g).to(torch.bfloat16).requires_grad_()
     w = (torch.rand(n, device="cuda", generator=g) + 0.5).to(torch.bfloat16).requires_grad_()
