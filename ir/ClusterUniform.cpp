@@ -123,21 +123,7 @@ void report(const Block& blk, const ClusterVarying& cv, const Operation* guard, 
 }  // namespace
 
 bool checkClusterUniform(const Function& f, DiagEngine& diags) {
-  if (f.body.empty()) return true;
-  const int64_t n = f.clusterCtas();
-  // A reduction over rank groups: G consecutive ranks each, so G must divide the cluster.
-  bool groupsOk = true;
-  anyOp(f.body.front(), [&](const Operation& o) {
-    const int64_t g = o.kind() == OpKind::ClusterReduce ? o.attrs().getInt("group", n) : n;
-    if (g < 1 || n % g != 0) {
-      diags.error(o.loc(), "cluster.reduce group " + std::to_string(g) + " does not divide the cluster's " +
-                               std::to_string(n) + " CTAs");
-      groupsOk = false;
-    }
-    return false;
-  });
-  if (!groupsOk) return false;
-  if (f.cluster().size() != 3 || n <= 1) return true;
+  if (f.body.empty() || f.cluster().size() != 3 || f.clusterCtas() <= 1) return true;
   const Block& body = f.body.front();
   if (!anyOp(body, [](const Operation& o) {
         return o.kind() == OpKind::ClusterSync || o.kind() == OpKind::ClusterReduce;

@@ -114,6 +114,7 @@ private:
     checkFunctionRegion(f, f.launch, "launch", OpKind::LaunchGrid);
     checkFunctionRegion(f, f.body, "body", OpKind::Return);
     checkWaitsOutsideClusters(f);
+    checkClusterGroups(f);
     // Cluster barriers every CTA reaches alike (ClusterUniform.h), once the
     // structure it walks is known to be sound.
     if (diags_.errorCount() == before && !checkClusterUniform(f, diags_)) ok_ = false;
@@ -134,6 +135,21 @@ private:
       error(wait->loc(), "gpu.wait_ge in a kernel launched in clusters of " + std::to_string(ctas) +
                              " CTAs: CTAs that wait for each other run as one grid, not in clusters "
                              "(cluster.sync and cluster.reduce synchronize a cluster's CTAs)");
+  }
+
+  // cluster.reduce over rank groups: G consecutive ranks each, so G (a power
+  // of two, clusterReduce checks) must divide the kernel's cluster.
+  void checkClusterGroups(const Function& f) {
+    if (f.body.empty()) return;
+    const int64_t n = f.clusterCtas();
+    anyOp(f.body.front(), [&](const Operation& op) {
+      if (op.kind() != OpKind::ClusterReduce) return false;
+      const int64_t g = op.attrs().getInt("group", n);
+      if (g < 1 || n % g != 0)
+        error(op.loc(), "cluster.reduce group " + std::to_string(g) + " does not divide the cluster's " +
+                            std::to_string(n) + " CTAs");
+      return false;
+    });
   }
 
   void checkFunctionRegion(const Function& f, const Region& r, const char* label, OpKind terminator) {
