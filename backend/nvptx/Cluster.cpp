@@ -282,7 +282,7 @@ llvm::GlobalVariable* Lowerer::clusterBuf(llvm::Type* accTy, int64_t slots) {
 
 llvm::Value* Lowerer::executionCount() {
   llvm::IRBuilder<> eb(&kernel->getEntryBlock(), kernel->getEntryBlock().begin());
-  llvm::AllocaInst* count = eb.CreateAlloca(b.getInt32Ty(), nullptr, "cluster.parity");
+  llvm::AllocaInst* count = eb.CreateAlloca(b.getInt32Ty(), nullptr, "cluster.execs");
   eb.CreateStore(i32(0), count);
   llvm::Value* execs = b.CreateLoad(b.getInt32Ty(), count);
   b.CreateStore(b.CreateAdd(execs, i32(1)), count);

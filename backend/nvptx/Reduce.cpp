@@ -280,10 +280,9 @@ bool Lowerer::warpPushes(const ir::Operation& op, int64_t w, size_t parts) {
       r->type().dtype != ir::DType::F32 || !layoutOf(r->type().shape).uniform || r->users().size() != 1)
     return false;
   const ir::Operation& u = *r->users()[0];
-  const int64_t n = fn.clusterCtas();
+  const int64_t group = u.attrs().getInt("group", fn.clusterCtas());  // the CTAs whose partials meet
   return u.kind() == ir::OpKind::ClusterReduce && u.parentBlock() == curBlock &&
-         u.attrs().getStr("kind") == op.attrs().getStr("kind") && n > 1 &&
-         u.attrs().getInt("group", n) * (T / 32) <= kMaxWarpPushSlots && u.attrs().getInt("group", n) > 1;
+         u.attrs().getStr("kind") == op.attrs().getStr("kind") && group > 1 && group * (T / 32) <= kMaxWarpPushSlots;
 }
 
 Lowerer::ReduceAcc Lowerer::reduceAcc(const std::string& kind, ir::DType dt) {
