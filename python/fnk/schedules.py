@@ -63,6 +63,7 @@ def split(n, backward=False):
 # 32768x8192 on the H200, backend v3: LayerNorm 16 warps 536 us, 8 546-562
 # (backend v1, RMSNorm: 16 warps 645, 8 681, 32 742).
 BWD_ROW_WARPS = 16
+THREADS_PER_SM = 2048  # Hopper's most resident threads per SM
 
 
 def rows_tile(n, warps, elems=4096):
@@ -149,10 +150,14 @@ def rms_bwd(n, resident=None, m=None, sms=132, dtype="bf16", deterministic=False
     Several clusters add to each row of sums in the order they finish, so dw
     can differ in its last bit from run to run; deterministic (fnk.torch
     under torch.use_deterministic_algorithms) stores one row per cluster
-    instead (rmsnorm_bwd_split, the same consts), summed in row order."""
+    instead (rmsnorm_bwd_split, the same consts), summed in row order; where
+    the grid's per_sm CTAs fit an SM at once (2 x 4096 columns, 8 warps),
+    ptxas is asked for them (CTAS), as it happens to meet them unasked for
+    the accumulating kernel."""
     launch = _rms_bwd(n, resident, m, sms, dtype)
     if deterministic and launch.kernel == "rmsnorm_bwd_split_acc":
-        return launch._replace(kernel="rmsnorm_bwd_split")
+        fits = launch.per_sm * 32 * launch.consts["WARPS"] <= THREADS_PER_SM
+        return launch._replace(kernel="rmsnorm_bwd_split", consts={**launch.consts, "CTAS": launch.per_sm if fits else 1})
     return launch
 
 

@@ -23,19 +23,24 @@ launches = {}
 for dt in ("bf16", "f32"):
     for n in (7, 128, 512, 1000, 2048, 4096, 8192, 16384, 65536, 262144):
         # The backwards also as launched for few rows (m = 1: the row kernels without their L2 request).
+        # And under torch.use_deterministic_algorithms (deterministic=True).
         for launch in (schedules.rms_fwd(n, dtype=dt), schedules.rms_bwd(n, dtype=dt), schedules.rms_bwd(n, m=1, dtype=dt),
+                       schedules.rms_bwd(n, dtype=dt, deterministic=True),
                        schedules.ln_fwd(n, dtype=dt), schedules.ln_bwd(n, dtype=dt),
                        schedules.ln_bwd(n, m=1, dtype=dt)):
             consts = {**launch.consts, **({"T": dt} if dt != "bf16" else {})}
             key = (launch.kernel, tuple(sorted(consts.items())))
             launches[key] = files["rmsnorm" if launch.kernel.startswith("rms") else "layernorm"]
-    # the split backwards' second kernels, launched with T alone (python/fnk/torch.py)
-    for kernel, module in (("rmsnorm_bwd_dw_take", "rmsnorm"), ("layernorm_bwd_dwdb_take", "layernorm")):
+    # the backwards' second kernels, launched with T alone (python/fnk/torch.py): the splits' takes and the
+    # sums of partial rows
+    for kernel, module in (("rmsnorm_bwd_dw_take", "rmsnorm"), ("layernorm_bwd_dwdb_take", "layernorm"),
+                           ("rmsnorm_bwd_dw", "rmsnorm"), ("layernorm_bwd_dwdb", "layernorm")):
         launches[(kernel, (("T", dt),) if dt != "bf16" else ())] = files[module]
-# The DiT example as bench/bench.py launches it at 56x1024x1024 on the H200
-# (the backward's SB, one wave, does not change its code).
+# The DiT example as bench/bench.py launches it at 56x1024x1024 on the H200's
+# 132 SMs: SB = 108 x SMs / B, L2 = 6 x SMs (the backward's SB, one wave, does
+# not change its code).
 dit = root / "examples" / "dit_modulate.fnk"
-launches[("dit_modulate_fwd", (("BLOCK_H", 1024), ("L2", 792), ("SB", 256)))] = dit
+launches[("dit_modulate_fwd", (("BLOCK_H", 1024), ("L2", 6 * 132), ("SB", 108 * 132 // 56)))] = dit
 launches[("dit_modulate_bwd", (("BLOCK_H", 1024),))] = dit
 
 
