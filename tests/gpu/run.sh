@@ -3,7 +3,7 @@
 # kernels of tests/gpu/lang.fnk, with `fnk run --device gpu --check`
 # over ragged shapes (bf16 and f32), again with the compiler's A/B
 # knobs set the other way (FNK_FULL_TILES=0, FNK_JIT_ONE_BODY=0, FNK_NO_SIBLING_REDUCE=1, FNK_CLUSTER_DEFER=1,
-# FNK_PDL=0 and 1)
+# FNK_PDL=0 and 1, FNK_WARP_PUSH=0, FNK_CLUSTER_ASYNC=0)
 # on the kernels they change, fnk.torch against torch on CUDA tensors,
 # then bench/bench.py: every norm workload of PERFORMANCE.md against torch eager
 # and torch.compile in one process. Prints PASS/FAIL/
