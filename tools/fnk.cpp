@@ -218,8 +218,10 @@ int runCommand(int argc, char** argv) {
 
 /// `fnk batch FILE`: each line, split into words as a shell would
 /// (cli::splitWords: quotes and backslashes, no expansions), is the options
-/// of one `fnk run`; a line that does not split is a failed case. Errors go to stdout beside the case's output, so that a reader
-/// of the one stream can tell the cases apart by their closing lines.
+/// of one `fnk run`; a line that does not split is a failed case, and blank
+/// lines and `#` comments (whatever quotes they hold) are skipped. Errors go
+/// to stdout beside the case's output, so that a reader of the one stream
+/// can tell the cases apart by their closing lines.
 int batchCommand(int argc, char** argv) {
   if (argc != 3) return fail("fnk batch needs one FILE of `fnk run` option lines (see fnk help)");
   std::ifstream in(argv[2]);
@@ -229,10 +231,11 @@ int batchCommand(int argc, char** argv) {
   std::string line;
   while (std::getline(in, line)) {
     ++lineNo;
+    const size_t start = line.find_first_not_of(" \t\r");
+    if (start == std::string::npos || line[start] == '#') continue;
     std::vector<std::string> words;
     std::string splitError;
     const bool split = cli::splitWords(line, words, splitError);
-    if (split && (words.empty() || words[0][0] == '#')) continue;
     std::vector<std::string> args = {"fnk", "run"};
     args.insert(args.end(), words.begin(), words.end());
     std::vector<char*> argvCase;
