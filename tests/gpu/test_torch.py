@@ -101,6 +101,45 @@ def test_deterministic_gradients(norm, m, n):
         close(a, e, torch.bfloat16, name)
 
 
+@pytest.mark.parametrize("norm", ["rms", "ln"])
+def test_deterministic_outputs_are_not_filled(norm):
+    """Under torch.use_deterministic_algorithms torch.empty fills new memory
+    with NaN (torch.utils.deterministic.fill_uninitialized_memory), one more
+    pass over each output; fnk.torch's outputs skip it, since fnk kernels
+    write every element first. The forward and backward launch fnk kernels
+    and no fill, and give the same y and dx as without the mode."""
+    m, n = 37, 6000
+    g = torch.Generator(device="cuda").manual_seed(11)
+    x = torch.randn(m, n, device="cuda", generator=g).to(torch.bfloat16).requires_grad_()
+    w = (torch.rand(n, device="cuda", generator=g) + 0.5).to(torch.bfloat16).requires_grad_()
+    b = torch.randn(n, device="cuda", generator=g).to(torch.bfloat16).requires_grad_()
+    dy = torch.randn(m, n, device="cuda", generator=g).to(torch.bfloat16)
+    params = (x, w) if norm == "rms" else (x, w, b)
+
+    def run():
+        y = fnt.rms_norm(x, w, 1e-6) if norm == "rms" else fnt.layer_norm(x, (n,), w, b, 1e-5)
+        return y.detach(), torch.autograd.grad(y, params, dy)[0]
+
+    want = run()
+    was, fill = torch.are_deterministic_algorithms_enabled(), torch.utils.deterministic.fill_uninitialized_memory
+    torch.use_deterministic_algorithms(True)
+    torch.utils.deterministic.fill_uninitialized_memory = True
+    try:
+        run()  # compiled and cached outside the profile
+        torch.cuda.synchronize()
+        with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+            got = run()
+            torch.cuda.synchronize()
+    finally:
+        torch.use_deterministic_algorithms(was)
+        torch.utils.deterministic.fill_uninitialized_memory = fill
+    kernels = [e.name for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA]
+    assert any("norm" in k for k in kernels), f"the profile shows no fnk kernel: {kernels}"
+    assert not [k for k in kernels if "fill" in k.lower()], f"outputs were filled: {kernels}"
+    for name, a, e in zip(("y", "dx"), got, want):
+        assert torch.equal(a, e), f"{name} differs with the deterministic mode"
+
+
 def test_rms_norm_backward_workspace_waits_for_the_other_stream():
     """A backward on a second stream waits for the first stream's last use of
     the shared workspace: stream a is held up by a long kernel before its
