@@ -92,9 +92,13 @@ def main():
     for rb, ct in ((1, 16), (2, 16), (4, 16), (1, 24)):
         cases.append((f"variant dit_fwd_one RB={rb} CTAS={ct}",
                       lambda rb=rb, ct=ct: var.dit_fwd_one(*t, eps=1e-6, RB=rb, CTAS=ct), lambda: tune.rel_err(y, ref)))
-    for rows, wp in ((2, 1), (2, 2), (4, 4), (8, 8), (4, 2), (8, 4)):
+    for rows, wp in ((2, 1), (2, 2), (4, 4), (8, 8), (4, 2), (8, 4), (1, 2), (2, 4), (4, 8), (1, 4), (2, 8)):
         cases.append((f"fnk copy_tile ROWS={rows} WARPS={wp}",
                       lambda rows=rows, wp=wp: var.copy_tile(x2, y2, ROWS=rows, WARPS=wp), copied))
+    for rows, wp, ct in ((2, 8, 8), (2, 8, 6), (2, 8, 5), (1, 4, 16), (1, 4, 12), (4, 16, 4), (4, 16, 3)):
+        cases.append((f"variant dit_fwd_t ROWS={rows} WARPS={wp} CTAS={ct}",
+                      lambda rows=rows, wp=wp, ct=ct: var.dit_fwd_t(*t, eps=1e-6, ROWS=rows, WARPS=wp, CTAS=ct),
+                      lambda: tune.rel_err(y, ref)))
     if a.only:
         cases = [c for c in cases if any(o in c[0] for o in a.only)]
     bad = 0
