@@ -2,8 +2,10 @@
 #include <algorithm>
 #include <cstdlib>
 #include <functional>
+#include <iterator>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <sstream>
 
 #include "api/fnk.h"
@@ -31,6 +33,13 @@ struct fnk_module {
   // norm kernels.
   std::map<std::pair<const ir::Function*, int>, rt::Kernel> loaded;
 #endif
+  // fnk_instance_get's handles, one per instance, freed with the module.
+  std::map<const ir::Function*, std::unique_ptr<fnk_instance>> instances;
+};
+
+struct fnk_instance {
+  fnk_module* module;
+  const ir::Function* fn;
 };
 
 namespace {
@@ -275,6 +284,64 @@ int32_t runOnGpu(fnk_module& m, const ir::Function& fn, const fnk_arg* args, int
 }
 #endif
 
+/// Runs instance `fn` of `m` once on `device` (fnk_run and fnk_instance_run).
+int32_t runInstance(fnk_module& m, const ir::Function& fn, const fnk_arg* args, int32_t nArgs, int32_t device,
+                    void* stream, char** error) {
+  if (device == FNK_DEVICE_GPU) {
+#ifdef FNK_HAVE_GPU
+    return runOnGpu(m, fn, args, nArgs, stream, error);
+#else
+    (void)m;
+    setError(error, "kernel '" + fn.name + "': the GPU backend is not part of this build");
+    return 1;
+#endif
+  }
+  if (device != FNK_DEVICE_CPU) {
+    setError(error, "unknown device " + std::to_string(device));
+    return 1;
+  }
+  (void)stream;
+  int32_t rc = 1;
+  runWithLargeStack([&] { rc = runOnCpu(fn, args, nArgs, error); });
+  return rc;
+}
+
+/// The element types by their FNK_DTYPE_* code.
+constexpr const char* kDTypeByCode[] = {"f32", "f64", "f16", "bf16", "i8", "i16", "i32", "i64", "u8", "u32", "bool"};
+
+/// fnk_instance_run's words as fnk_arg's, named after `fn`'s parameters (the
+/// shapes and strides point into `words`); an empty string, or what is wrong.
+std::string decodeWords(const ir::Function& fn, const int64_t* words, int32_t nWords, std::vector<fnk_arg>& args) {
+  const std::string mismatch =
+      "kernel '" + fn.name + "': " + std::to_string(nWords) + " argument words do not match its parameters";
+  args.assign(fn.params.size(), fnk_arg{});
+  int64_t at = 0;
+  for (size_t i = 0; i < fn.params.size(); ++i) {
+    const ir::Param& p = fn.params[i];
+    fnk_arg& a = args[i];
+    a.name = p.name.c_str();
+    if (!p.type.isTensor()) {
+      if (at + 1 > nWords) return mismatch;
+      std::memcpy(&a.scalar, &words[at++], sizeof a.scalar);
+      continue;
+    }
+    if (at + 3 > nWords) return mismatch;
+    const int64_t code = words[at + 1], rank = words[at + 2];
+    if (code < 0 || code >= static_cast<int64_t>(std::size(kDTypeByCode)))
+      return "'" + p.name + "': unknown dtype code " + std::to_string(code);
+    if (rank < 0 || rank > 8) return "'" + p.name + "': bad rank " + std::to_string(rank);
+    if (at + 3 + 2 * rank > nWords) return mismatch;
+    a.is_tensor = 1;
+    a.tensor.data = reinterpret_cast<void*>(static_cast<uintptr_t>(words[at]));
+    a.tensor.dtype = kDTypeByCode[code];
+    a.tensor.rank = static_cast<int32_t>(rank);
+    a.tensor.shape = words + at + 3;
+    a.tensor.strides = words + at + 3 + rank;
+    at += 3 + 2 * rank;
+  }
+  return at == nWords ? "" : mismatch;
+}
+
 }  // namespace
 
 extern "C" {
@@ -431,22 +498,38 @@ int32_t fnk_run(fnk_module* m, const char* kernel, const char* const* const_name
   }
   const ir::Function* f = instantiate(m, kernel, const_names, const_values, n_consts, error);
   if (!f) return 1;
-  if (device == FNK_DEVICE_GPU) {
-#ifdef FNK_HAVE_GPU
-    return runOnGpu(*m, *f, args, n_args, stream, error);
-#else
-    setError(error, "kernel '" + f->name + "': the GPU backend is not part of this build");
-    return 1;
-#endif
+  return runInstance(*m, *f, args, n_args, device, stream, error);
+}
+
+fnk_instance* fnk_instance_get(fnk_module* m, const char* kernel, const char* const* const_names,
+                               const char* const* const_values, int32_t n_consts, char** error) {
+  if (!m) {
+    setError(error, "null module");
+    return nullptr;
   }
-  if (device != FNK_DEVICE_CPU) {
-    setError(error, "unknown device " + std::to_string(device));
+  const ir::Function* f = instantiate(m, kernel, const_names, const_values, n_consts, error);
+  if (!f) return nullptr;
+  std::unique_ptr<fnk_instance>& slot = m->instances[f];
+  if (!slot) slot = std::make_unique<fnk_instance>(fnk_instance{m, f});
+  return slot.get();
+}
+
+int32_t fnk_instance_run(fnk_instance* inst, const int64_t* words, int32_t n_words, int32_t device, void* stream,
+                         char** error) {
+  if (!inst) {
+    setError(error, "null instance");
     return 1;
   }
-  (void)stream;
-  int32_t rc = 1;
-  runWithLargeStack([&] { rc = runOnCpu(*f, args, n_args, error); });
-  return rc;
+  if (n_words < 0 || (n_words > 0 && !words)) {
+    setError(error, "bad argument words");
+    return 1;
+  }
+  std::vector<fnk_arg> args;
+  if (std::string err = decodeWords(*inst->fn, words, n_words, args); !err.empty()) {
+    setError(error, err);
+    return 1;
+  }
+  return runInstance(*inst->module, *inst->fn, args.data(), static_cast<int32_t>(args.size()), device, stream, error);
 }
 
 }  // extern "C"

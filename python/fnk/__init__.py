@@ -13,6 +13,7 @@ full located diagnostic) or fnk.ArgumentError before anything runs.
 """
 import ctypes
 import json
+import struct
 
 from . import _lib
 from ._lib import lib, take_string, c_strings
@@ -54,11 +55,45 @@ def _const_text(value):
     return _NUMPY_DTYPES.get(name, name)
 
 
+_dtype_names = {}  # NumPy or torch dtype -> fnk dtype name, filled on first sight
+
+
 def _fnk_dtype_of(array):
-    name = str(array.dtype).replace("torch.", "")
-    if name not in _NUMPY_DTYPES:
-        raise ArgumentError(f"unsupported element type {array.dtype}")
-    return _NUMPY_DTYPES[name]
+    dt = array.dtype
+    name = _dtype_names.get(dt)
+    if name is None:
+        name = _NUMPY_DTYPES.get(str(dt).replace("torch.", ""))
+        if name is None:
+            raise ArgumentError(f"unsupported element type {dt}")
+        _dtype_names[dt] = name
+    return name
+
+
+_MISSING = object()
+
+
+def _double_bits(v):
+    """The bits of a float as an IEEE double, as a signed 64-bit word."""
+    return _DOUBLE_AS_WORD.unpack(_DOUBLE_AS_WORD_IN.pack(v))[0]
+
+
+def _error(msg):
+    """The exception for a libfnk error message: a located diagnostic is a compile error."""
+    return (CompileError if msg and ": error: " in msg else ArgumentError)(msg)
+_DOUBLE_AS_WORD, _DOUBLE_AS_WORD_IN = struct.Struct("<q"), struct.Struct("<d")
+_raw_stream = None
+
+
+def _current_stream():
+    """The current CUDA stream of the current device, as a pointer (torch's
+    current_stream() object costs several microseconds a call)."""
+    global _raw_stream
+    import torch
+    if _raw_stream is None:
+        get = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+        _raw_stream = (lambda: get(torch.cuda.current_device())) if get else \
+            (lambda: torch.cuda.current_stream().cuda_stream)
+    return _raw_stream()
 
 
 class Kernel:
@@ -70,6 +105,17 @@ class Kernel:
         self.params = sig["params"]
         self.consts = sig["consts"]
         self.__doc__ = self.signature()
+        # What every call needs, worked out once: a call's host time is most of a small launch's.
+        self._index = {p["name"]: i for i, p in enumerate(self.params)}
+        self._const_names = {c["name"] for c in self.consts}
+        self._name_bytes = [p["name"].encode() for p in self.params]
+        self._kernel_bytes = self.name.encode()
+        self._scalar = [p["kind"] == "scalar" for p in self.params]
+        # Each dtype const's tensor parameters, whose arrays set it when the call leaves it unset.
+        self._dtype_params = [(c["name"], [i for i, p in enumerate(self.params)
+                                           if p["kind"] == "tensor" and p["dtype"] == c["name"]])
+                              for c in self.consts if c["kind"] == "dtype"]
+        self._instances = {}  # the call's consts (name, text) -> libfnk's instance handle
 
     def signature(self):
         consts = ", ".join(c["name"] + ": " + c["kind"] + (" = " + c["default"] if c["default"] else "")
@@ -83,30 +129,31 @@ class Kernel:
         return f"<fnk {self.signature()}>"
 
     def _bind(self, args, kwargs):
-        names = [p["name"] for p in self.params]
-        const_names = {c["name"] for c in self.consts}
-        if len(args) > len(names):
-            raise ArgumentError(f"{self.name}() takes {len(names)} arguments, got {len(args)}")
-        values = dict(zip(names, args))
+        """The call's values in parameter order, and its consts as texts."""
+        n = len(self.params)
+        if len(args) > n:
+            raise ArgumentError(f"{self.name}() takes {n} arguments, got {len(args)}")
+        values = list(args) + [_MISSING] * (n - len(args))
         consts = {}
         for k, v in kwargs.items():
-            if k in const_names:
+            if k in self._const_names:
                 consts[k] = _const_text(v)
-            elif k in names:
-                if k in values:
+            elif k in self._index:
+                i = self._index[k]
+                if values[i] is not _MISSING:
                     raise ArgumentError(f"{self.name}(): '{k}' given twice")
-                values[k] = v
+                values[i] = v
             else:
                 raise ArgumentError(f"{self.name}() has no parameter or const '{k}' ({self.signature()})")
-        missing = [n for n in names if n not in values]
+        missing = [p["name"] for p, v in zip(self.params, values) if v is _MISSING]
         if missing:
             raise ArgumentError(f"{self.name}(): missing argument(s) {', '.join(missing)} ({self.signature()})")
         # An unset dtype const follows the arrays passed for parameters of that type.
-        for c in self.consts:
-            if c["kind"] == "dtype" and c["name"] not in consts:
-                for p in self.params:
-                    if p["kind"] == "tensor" and p["dtype"] == c["name"] and hasattr(values[p["name"]], "dtype"):
-                        consts[c["name"]] = _fnk_dtype_of(values[p["name"]])
+        for name, idx in self._dtype_params:
+            if name not in consts:
+                for i in idx:
+                    if hasattr(values[i], "dtype"):
+                        consts[name] = _fnk_dtype_of(values[i])
                         break
         return values, consts
 
@@ -130,43 +177,47 @@ class Kernel:
         return json.loads(self._module._kernel_text(lib.fnk_kernel_occupancy, self.name, consts))
 
     def __call__(self, *args, **kwargs):
+        self._run(*self._prepare(args, kwargs))
+
+    def _prepare(self, args, kwargs):
+        """The arguments of lib.fnk_instance_run for one call, and the error slot it fills."""
         values, consts = self._bind(args, kwargs)
         device = None
-        keep = []  # ctypes buffers that must outlive the call
-        cargs = (_lib.fnk_arg * len(self.params))()
-        for i, p in enumerate(self.params):
-            v = values[p["name"]]
-            a = cargs[i]
-            a.name = p["name"].encode()
-            if p["kind"] == "scalar":
+        words = []
+        for i, v in enumerate(values):
+            if self._scalar[i]:
                 if not isinstance(v, (int, float, bool)):
-                    raise ArgumentError(f"{self.name}(): '{p['name']}' is a scalar, got {type(v).__name__}")
-                a.is_tensor = 0
-                a.scalar = float(v)
+                    raise ArgumentError(f"{self.name}(): '{self.params[i]['name']}' is a scalar, got {type(v).__name__}")
+                words.append(_double_bits(float(v)))
                 continue
-            a.is_tensor = 1
-            dev, ptr, shape, strides, dtype = _describe(v, p["name"], self.name, p["out"])
+            dev, ptr, shape, strides, dtype = _describe(v, self.params[i]["name"], self.name, self.params[i]["out"])
             if device is None:
                 device = dev
             elif device != dev:
-                raise ArgumentError(f"{self.name}(): '{p['name']}' is on {dev} but earlier tensors are on {device}")
-            shp = (ctypes.c_int64 * max(1, len(shape)))(*shape)
-            strd = (ctypes.c_int64 * max(1, len(strides)))(*strides)
-            keep += [shp, strd]
-            a.tensor = _lib.fnk_tensor(ptr, dtype.encode(), len(shape), shp, strd)
-        stream = None
-        if device == "cuda":
-            import torch
-            stream = ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)
-        names = list(consts)
+                raise ArgumentError(f"{self.name}(): '{self.params[i]['name']}' is on {dev} but earlier tensors are "
+                                    f"on {device}")
+            words += (ptr, _lib.DTYPE_CODES[dtype], len(shape), *shape, *strides)
+        cwords = (ctypes.c_int64 * max(1, len(words)))(*words)
         err = ctypes.c_void_p()
-        rc = lib.fnk_run(self._module._handle, self.name.encode(), c_strings(names),
-                         c_strings([consts[n] for n in names]), len(names), cargs, len(self.params),
-                         1 if device == "cuda" else 0, stream, ctypes.byref(err))
-        if rc != 0:
-            msg = take_string(err.value)
-            cls = CompileError if msg and ": error: " in msg else ArgumentError
-            raise cls(msg)
+        return (self._instance(consts), cwords, len(words), 1 if device == "cuda" else 0,
+                _current_stream() if device == "cuda" else None, ctypes.byref(err)), err
+
+    def _instance(self, consts):
+        """libfnk's handle of this kernel at `consts` (instantiated on first use)."""
+        key = tuple(consts.items())
+        inst = self._instances.get(key)
+        if inst is None:
+            err = ctypes.c_void_p()
+            inst = lib.fnk_instance_get(self._module._handle, self._kernel_bytes, c_strings(list(consts)),
+                                        c_strings(list(consts.values())), len(key), ctypes.byref(err))
+            if not inst:
+                raise _error(take_string(err.value))
+            self._instances[key] = inst
+        return inst
+
+    def _run(self, run_args, err):
+        if lib.fnk_instance_run(*run_args) != 0:
+            raise _error(take_string(err.value))
 
 
 def _describe(v, pname, kname, is_out):

@@ -53,7 +53,7 @@ _c_char_pp = ctypes.POINTER(ctypes.c_char_p)
 _err = ctypes.POINTER(ctypes.c_char_p)
 
 lib.fnk_abi_version.restype = ctypes.c_int32
-ABI_VERSION = 2  # checked before any other symbol is looked up: an older libfnk lacks some
+ABI_VERSION = 3  # checked before any other symbol is looked up: an older libfnk lacks some
 if lib.fnk_abi_version() != ABI_VERSION:
     raise ImportError(f"fnk: libfnk ABI {lib.fnk_abi_version()} does not match the package's {ABI_VERSION}")
 lib.fnk_version.restype = ctypes.c_char_p
@@ -74,6 +74,16 @@ lib.fnk_run.restype = ctypes.c_int32
 lib.fnk_run.argtypes = [ctypes.c_void_p, ctypes.c_char_p, _c_char_pp, _c_char_pp, ctypes.c_int32,
                         ctypes.POINTER(fnk_arg), ctypes.c_int32, ctypes.c_int32, ctypes.c_void_p,
                         ctypes.POINTER(ctypes.c_void_p)]
+
+lib.fnk_instance_get.restype = ctypes.c_void_p
+lib.fnk_instance_get.argtypes = [ctypes.c_void_p, ctypes.c_char_p, _c_char_pp, _c_char_pp, ctypes.c_int32,
+                                 ctypes.POINTER(ctypes.c_void_p)]
+lib.fnk_instance_run.restype = ctypes.c_int32
+lib.fnk_instance_run.argtypes = [ctypes.c_void_p, ctypes.POINTER(ctypes.c_int64), ctypes.c_int32, ctypes.c_int32,
+                                 ctypes.c_void_p, ctypes.POINTER(ctypes.c_void_p)]
+# fnk_instance_run's dtype codes (api/fnk.h, FNK_DTYPE_*).
+DTYPE_CODES = {name: i for i, name in enumerate(("f32", "f64", "f16", "bf16", "i8", "i16", "i32", "i64", "u8", "u32",
+                                                 "bool"))}
 
 
 def take_string(ptr):

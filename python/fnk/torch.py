@@ -65,6 +65,7 @@ def _new_like(t):
     return _new(t.shape, t.dtype, t.device)
 
 
+@functools.lru_cache(maxsize=None)
 def _sms(device):
     return torch.cuda.get_device_properties(device).multi_processor_count
 
@@ -82,6 +83,34 @@ def _resident_clusters(module, kernel, consts, dtype):
 def _resident(module, dtype):
     """The `resident(launch)` callback schedules take, for `module`'s kernels at `dtype`."""
     return lambda launch: _resident_clusters(module, launch.kernel, tuple(sorted(launch.consts.items())), dtype)
+
+
+# A call's schedule depends only on its shape, dtype, device and mode, so each
+# is worked out once: eager calls are bound by their host time at small sizes.
+@functools.lru_cache(maxsize=1024)
+def _rms_fwd_launch(n, device, dtype):
+    return schedules.rms_fwd(n, _sms(device), _resident("rmsnorm", dtype), dtype=dtype)
+
+
+@functools.lru_cache(maxsize=1024)
+def _rms_bwd_plan(n, m, device, dtype, deterministic):
+    """(launch, its partial rows P, its accumulated rows R) of an RMSNorm backward."""
+    sms = _sms(device)
+    launch = schedules.rms_bwd(n, _resident("rmsnorm", dtype), m=m, sms=sms, dtype=dtype, deterministic=deterministic)
+    return launch, schedules.partial_rows(m, sms, launch), schedules.acc_rows(m, sms, launch)
+
+
+@functools.lru_cache(maxsize=1024)
+def _ln_fwd_launch(n, device, dtype):
+    return schedules.ln_fwd(n, _sms(device), dtype=dtype)
+
+
+@functools.lru_cache(maxsize=1024)
+def _ln_bwd_plan(n, m, device, dtype):
+    """(launch, its partial rows P, its accumulated rows R) of a LayerNorm backward."""
+    sms = _sms(device)
+    launch = schedules.ln_bwd(n, m=m, sms=sms, dtype=dtype)
+    return launch, schedules.partial_rows(m, sms, launch), schedules.acc_rows(m, sms, launch)
 
 
 def _rows(x, n):
@@ -158,8 +187,9 @@ class _RMSNorm(torch.autograd.Function):
         w = weight.contiguous()
         y = _new_like(x2)
         rstd = _new((x2.shape[0],), torch.float32, x.device)
-        launch = schedules.rms_fwd(n, _sms(x2.device), _resident("rmsnorm", _dtype(x2)), dtype=_dtype(x2))
-        getattr(_module("rmsnorm"), launch.kernel)(x2, w, y, rstd, eps=float(eps), **launch.consts, T=_dtype(x2))
+        dt = _dtype(x2)
+        launch = _rms_fwd_launch(n, x2.device, dt)
+        getattr(_module("rmsnorm"), launch.kernel)(x2, w, y, rstd, eps=float(eps), **launch.consts, T=dt)
         ctx.save_for_backward(x2, w, rstd)
         ctx.shape = x.shape
         return y.view(x.shape)
@@ -171,19 +201,17 @@ class _RMSNorm(torch.autograd.Function):
         dy2 = dy.contiguous().view(m, n).to(x2.dtype)
         dx = _new_like(x2)
         mod = _module("rmsnorm")
-        sms = _sms(x2.device)
-        launch = schedules.rms_bwd(n, _resident("rmsnorm", _dtype(x2)), m=m, sms=sms, dtype=_dtype(x2),
-                                   deterministic=torch.are_deterministic_algorithms_enabled())
-        p = schedules.partial_rows(m, sms, launch)
+        dt = _dtype(x2)
+        launch, p, r = _rms_bwd_plan(n, m, x2.device, dt, torch.are_deterministic_algorithms_enabled())
         dw = _new_like(w)
         if launch.kernel == "rmsnorm_bwd_split_acc":  # dw partials added into a zeroed workspace's rows
-            with _zeroed(_zeroed_rows(x2.device, schedules.acc_rows(m, sms, launch), n)) as (acc,):
-                mod.rmsnorm_bwd_split_acc(x2, w, dy2, rstd, dx, acc, **launch.consts, P=p, T=_dtype(x2))
-                mod.rmsnorm_bwd_dw_take(acc, dw, T=_dtype(w))
+            with _zeroed(_zeroed_rows(x2.device, r, n)) as (acc,):
+                mod.rmsnorm_bwd_split_acc(x2, w, dy2, rstd, dx, acc, **launch.consts, P=p, T=dt)
+                mod.rmsnorm_bwd_dw_take(acc, dw, T=dt)
             return dx.view(ctx.shape), dw, None
         partial = _new((p, n), torch.float32, x2.device)
-        getattr(mod, launch.kernel)(x2, w, dy2, rstd, dx, partial, **launch.consts, T=_dtype(x2))
-        mod.rmsnorm_bwd_dw(partial, dw, T=_dtype(w))
+        getattr(mod, launch.kernel)(x2, w, dy2, rstd, dx, partial, **launch.consts, T=dt)
+        mod.rmsnorm_bwd_dw(partial, dw, T=dt)
         return dx.view(ctx.shape), dw, None
 
 
@@ -197,9 +225,9 @@ class _LayerNorm(torch.autograd.Function):
         y = _new_like(x2)
         mean = _new((m,), torch.float32, x.device)
         rstd = _new((m,), torch.float32, x.device)
-        launch = schedules.ln_fwd(n, _sms(x2.device), dtype=_dtype(x2))
-        getattr(_module("layernorm"), launch.kernel)(x2, w, b, y, mean, rstd, eps=float(eps), **launch.consts,
-                                                     T=_dtype(x2))
+        dt = _dtype(x2)
+        launch = _ln_fwd_launch(n, x2.device, dt)
+        getattr(_module("layernorm"), launch.kernel)(x2, w, b, y, mean, rstd, eps=float(eps), **launch.consts, T=dt)
         ctx.save_for_backward(x2, w, mean, rstd)
         ctx.shape = x.shape
         return y.view(x.shape)
@@ -210,18 +238,15 @@ class _LayerNorm(torch.autograd.Function):
         m, n = x2.shape
         dy2 = dy.contiguous().view(m, n).to(x2.dtype)
         dx = _new_like(x2)
-        sms = _sms(x2.device)
-        launch = schedules.ln_bwd(n, m=m, sms=sms, dtype=_dtype(x2))
-        p = schedules.partial_rows(m, sms, launch)
+        dt = _dtype(x2)
+        launch, p, r = _ln_bwd_plan(n, m, x2.device, dt)
         mod = _module("layernorm")
         dw, db = _new_like(w), _new_like(w)
         split = launch.kernel == "layernorm_bwd_split_acc"
         if split and not torch.are_deterministic_algorithms_enabled():  # partials added into zeroed rows
-            r = schedules.acc_rows(m, sms, launch)
             with _zeroed(_zeroed_rows(x2.device, r, n, "dw"), _zeroed_rows(x2.device, r, n, "db")) as (dw_acc, db_acc):
-                mod.layernorm_bwd_split_acc(x2, w, dy2, mean, rstd, dx, dw_acc, db_acc, **launch.consts, P=p,
-                                            T=_dtype(x2))
-                mod.layernorm_bwd_dwdb_take(dw_acc, db_acc, dw, db, T=_dtype(w))
+                mod.layernorm_bwd_split_acc(x2, w, dy2, mean, rstd, dx, dw_acc, db_acc, **launch.consts, P=p, T=dt)
+                mod.layernorm_bwd_dwdb_take(dw_acc, db_acc, dw, db, T=dt)
             return dx.view(ctx.shape), dw, db, None
         # One partial row per CTA (or, deterministically, per cluster of the
         # split: its own row of zeros, one add onto +0.0 each, which is the
@@ -229,8 +254,8 @@ class _LayerNorm(torch.autograd.Function):
         dwp, dbp = (torch.zeros(p, n, device=x2.device, dtype=torch.float32) if split else
                     _new((p, n), torch.float32, x2.device) for _ in range(2))
         getattr(mod, launch.kernel)(x2, w, dy2, mean, rstd, dx, dwp, dbp, **launch.consts, **({"P": p} if split else {}),
-                                    T=_dtype(x2))
-        mod.layernorm_bwd_dwdb(dwp, dbp, dw, db, T=_dtype(w))
+                                    T=dt)
+        mod.layernorm_bwd_dwdb(dwp, dbp, dw, db, T=dt)
         return dx.view(ctx.shape), dw, db, None
 
 

@@ -215,6 +215,48 @@ def test_argument_errors_name_the_parameter(rms):
         rms.nope
 
 
+def test_instance_words_are_checked(rms):
+    """fnk_instance_run (api/fnk.h) reads its arguments from one array of
+    words; words that end early, run on, or hold a bad dtype code or rank are
+    refused with a message, and well-formed words run the kernel."""
+    import ctypes
+    from fnk import _lib
+    kernel = rms.rmsnorm_fwd
+    inst = kernel._instance({"T": "f32"})
+    assert inst == kernel._instance({"T": "f32"})  # one handle per instance
+    x, w = np.arange(16, dtype=np.float32).reshape(2, 8) + 1, np.ones(8, np.float32)
+    y, rstd = np.full((2, 8), np.nan, np.float32), np.full(2, np.nan, np.float32)
+
+    def tensor(a, code=_lib.DTYPE_CODES["f32"], rank=None):
+        rank = a.ndim if rank is None else rank
+        return [a.ctypes.data, code, rank, *a.shape[:rank], *(s // a.itemsize for s in a.strides[:rank])]
+
+    good = tensor(x) + tensor(w) + tensor(y) + tensor(rstd) + [fnk._double_bits(1e-6)]
+
+    def run(words):
+        err = ctypes.c_void_p()
+        cw = (ctypes.c_int64 * max(1, len(words)))(*words)
+        rc = _lib.lib.fnk_instance_run(inst, cw, len(words), 0, None, ctypes.byref(err))
+        return rc, _lib.take_string(err.value)
+
+    assert run(good) == (0, None)
+    ref = x / np.sqrt((x.astype(np.float64) ** 2).mean(axis=1, keepdims=True) + 1e-6)
+    assert np.allclose(y, ref, rtol=1e-5)
+    for words, msg in [(good[:-1], "do not match"), (good + [0], "do not match"), (good[:3], "do not match"),
+                       ([], "do not match"),
+                       (tensor(x, code=99) + good[len(tensor(x)):], "unknown dtype code 99"),
+                       (tensor(x, code=-1) + good[len(tensor(x)):], "unknown dtype code -1"),
+                       ([x.ctypes.data, 0, 9] + good[3:], "bad rank 9"),
+                       ([x.ctypes.data, 0, -1] + good[3:], "bad rank -1")]:
+        rc, err = run(words)
+        assert rc == 1 and msg in err, (words, err)
+    err = ctypes.c_void_p()
+    assert _lib.lib.fnk_instance_run(None, None, 0, 0, None, ctypes.byref(err)) == 1
+    assert "null instance" in _lib.take_string(err.value)
+    with pytest.raises(fnk.CompileError):
+        kernel._instance({"T": "f32", "BLOCK_N": "0x"})
+
+
 def test_load_errors():
     with pytest.raises(fnk.CompileError, match="cannot read"):
         fnk.load("/nonexistent/file.fnk")
