@@ -7,7 +7,7 @@ whose forward and backward are one torch kernel each, against that kernel.
 Each case runs `--calls` times after a warm-up; printed: microseconds per
 call with the GPU synchronized once at the end (wall), and the ratio to
 torch's eager call.
-    python3 bench/host_probe.py [--calls 2000] [--m 8] [--n 1024]
+    python3 bench/host_probe.py [--calls 2000] [--m 8] [--n 1024] [--profile]
 """
 import argparse
 import sys
@@ -41,6 +41,7 @@ def main():
     ap.add_argument("--calls", type=int, default=2000)
     ap.add_argument("--m", type=int, default=8)
     ap.add_argument("--n", type=int, default=1024)
+    ap.add_argument("--profile", action="store_true", help="also cProfile the backward body's calls")
     a = ap.parse_args()
     print(bench.device_id(), flush=True)
     m, n = a.m, a.n
@@ -87,6 +88,27 @@ def main():
     stream = per_call_us(fnk._current_stream, a.calls)
     print(f"    of which: argument preparation {prep:.1f} us (the current stream {stream:.1f}), fnk_instance_run {run:.1f} us",
           flush=True)
+    # The RMSNorm autograd.Function's own forward and backward, called without the autograd engine.
+    class Ctx:
+        def save_for_backward(self, *ts):
+            self.saved_tensors = ts
+
+    ctx = Ctx()
+    fwd_body = per_call_us(lambda: fnt._RMSNorm.forward(ctx, x, w, 1e-6), a.calls)
+    bwd_body = per_call_us(lambda: fnt._RMSNorm.backward(ctx, dy), a.calls)
+    print(f"  fnk.torch RMSNorm's forward body {fwd_body:.1f} us, backward body {bwd_body:.1f} us (no autograd)",
+          flush=True)
+    yl = fnt.rms_norm(xl, wl)
+    fwd_graph = per_call_us(lambda: fnt.rms_norm(xl, wl), a.calls)
+    bwd_engine = per_call_us(lambda: torch.autograd.grad(yl, (xl, wl), dy, retain_graph=True), a.calls)
+    print(f"  through autograd: the forward recording its graph {fwd_graph:.1f} us, the backward by the engine "
+          f"{bwd_engine:.1f} us", flush=True)
+    if a.profile:
+        import cProfile
+        import pstats
+        prof = cProfile.Profile()
+        prof.runcall(lambda: [fnt._RMSNorm.backward(ctx, dy) for _ in range(a.calls)])
+        pstats.Stats(prof).sort_stats("tottime").print_stats(15)
     for name, f_fnk, f_torch in pairs:
         tf, tt = per_call_us(f_fnk, a.calls), per_call_us(f_torch, a.calls)
         print(f"  {name:20} {m}x{n}: fnk.torch {tf:7.1f} us per call, torch eager {tt:7.1f}, "
