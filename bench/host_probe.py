@@ -19,6 +19,7 @@ import torch.nn.functional as F
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench  # noqa: E402
+from autograd_gap import Ctx  # noqa: E402
 
 import fnk  # noqa: E402  (bench puts python/ on the path)
 
@@ -89,10 +90,6 @@ def main():
     print(f"    of which: argument preparation {prep:.1f} us (the current stream {stream:.1f}), fnk_instance_run {run:.1f} us",
           flush=True)
     # The RMSNorm autograd.Function's own forward and backward, called without the autograd engine.
-    class Ctx:
-        def save_for_backward(self, *ts):
-            self.saved_tensors = ts
-
     ctx = Ctx()
     fwd_body = per_call_us(lambda: fnt._RMSNorm.forward(ctx, x, w, 1e-6), a.calls)
     bwd_body = per_call_us(lambda: fnt._RMSNorm.backward(ctx, dy), a.calls)
