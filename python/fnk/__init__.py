@@ -70,17 +70,19 @@ def _fnk_dtype_of(array):
 
 
 _MISSING = object()
+_WORD, _DOUBLE = struct.Struct("<q"), struct.Struct("<d")
 
 
 def _double_bits(v):
     """The bits of a float as an IEEE double, as a signed 64-bit word."""
-    return _DOUBLE_AS_WORD.unpack(_DOUBLE_AS_WORD_IN.pack(v))[0]
+    return _WORD.unpack(_DOUBLE.pack(v))[0]
 
 
 def _error(msg):
     """The exception for a libfnk error message: a located diagnostic is a compile error."""
     return (CompileError if msg and ": error: " in msg else ArgumentError)(msg)
-_DOUBLE_AS_WORD, _DOUBLE_AS_WORD_IN = struct.Struct("<q"), struct.Struct("<d")
+
+
 _raw_stream = None
 
 
@@ -108,7 +110,6 @@ class Kernel:
         # What every call needs, worked out once: a call's host time is most of a small launch's.
         self._index = {p["name"]: i for i, p in enumerate(self.params)}
         self._const_names = {c["name"] for c in self.consts}
-        self._name_bytes = [p["name"].encode() for p in self.params]
         self._kernel_bytes = self.name.encode()
         self._scalar = [p["kind"] == "scalar" for p in self.params]
         # Each dtype const's tensor parameters, whose arrays set it when the call leaves it unset.

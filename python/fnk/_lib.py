@@ -6,25 +6,6 @@ from pathlib import Path
 _REPO = Path(__file__).resolve().parents[2]
 
 
-class fnk_tensor(ctypes.Structure):
-    _fields_ = [
-        ("data", ctypes.c_void_p),
-        ("dtype", ctypes.c_char_p),
-        ("rank", ctypes.c_int32),
-        ("shape", ctypes.POINTER(ctypes.c_int64)),
-        ("strides", ctypes.POINTER(ctypes.c_int64)),
-    ]
-
-
-class fnk_arg(ctypes.Structure):
-    _fields_ = [
-        ("name", ctypes.c_char_p),
-        ("is_tensor", ctypes.c_int32),
-        ("tensor", fnk_tensor),
-        ("scalar", ctypes.c_double),
-    ]
-
-
 def _candidates():
     env = os.environ.get("FNK_BUILD_DIR")
     if env:
@@ -70,10 +51,6 @@ for _text_of_instance in (lib.fnk_kernel_ir, lib.fnk_kernel_ptx, lib.fnk_kernel_
     _text_of_instance.restype = ctypes.c_void_p
     _text_of_instance.argtypes = [ctypes.c_void_p, ctypes.c_char_p, _c_char_pp, _c_char_pp, ctypes.c_int32,
                                   ctypes.POINTER(ctypes.c_void_p)]
-lib.fnk_run.restype = ctypes.c_int32
-lib.fnk_run.argtypes = [ctypes.c_void_p, ctypes.c_char_p, _c_char_pp, _c_char_pp, ctypes.c_int32,
-                        ctypes.POINTER(fnk_arg), ctypes.c_int32, ctypes.c_int32, ctypes.c_void_p,
-                        ctypes.POINTER(ctypes.c_void_p)]
 
 lib.fnk_instance_get.restype = ctypes.c_void_p
 lib.fnk_instance_get.argtypes = [ctypes.c_void_p, ctypes.c_char_p, _c_char_pp, _c_char_pp, ctypes.c_int32,
