@@ -312,8 +312,9 @@ constexpr const char* kDTypeByCode[] = {"f32", "f64", "f16", "bf16", "i8", "i16"
 /// fnk_instance_run's words as fnk_arg's, named after `fn`'s parameters (the
 /// shapes and strides point into `words`); an empty string, or what is wrong.
 std::string decodeWords(const ir::Function& fn, const int64_t* words, int32_t nWords, std::vector<fnk_arg>& args) {
-  const std::string mismatch =
-      "kernel '" + fn.name + "': " + std::to_string(nWords) + " argument words do not match its parameters";
+  auto mismatch = [&] {
+    return "kernel '" + fn.name + "': " + std::to_string(nWords) + " argument words do not match its parameters";
+  };
   args.assign(fn.params.size(), fnk_arg{});
   int64_t at = 0;
   for (size_t i = 0; i < fn.params.size(); ++i) {
@@ -321,16 +322,16 @@ std::string decodeWords(const ir::Function& fn, const int64_t* words, int32_t nW
     fnk_arg& a = args[i];
     a.name = p.name.c_str();
     if (!p.type.isTensor()) {
-      if (at + 1 > nWords) return mismatch;
+      if (at + 1 > nWords) return mismatch();
       std::memcpy(&a.scalar, &words[at++], sizeof a.scalar);
       continue;
     }
-    if (at + 3 > nWords) return mismatch;
+    if (at + 3 > nWords) return mismatch();
     const int64_t code = words[at + 1], rank = words[at + 2];
     if (code < 0 || code >= static_cast<int64_t>(std::size(kDTypeByCode)))
       return "'" + p.name + "': unknown dtype code " + std::to_string(code);
     if (rank < 0 || rank > 8) return "'" + p.name + "': bad rank " + std::to_string(rank);
-    if (at + 3 + 2 * rank > nWords) return mismatch;
+    if (at + 3 + 2 * rank > nWords) return mismatch();
     a.is_tensor = 1;
     a.tensor.data = reinterpret_cast<void*>(static_cast<uintptr_t>(words[at]));
     a.tensor.dtype = kDTypeByCode[code];
@@ -339,7 +340,7 @@ std::string decodeWords(const ir::Function& fn, const int64_t* words, int32_t nW
     a.tensor.strides = words + at + 3 + rank;
     at += 3 + 2 * rank;
   }
-  return at == nWords ? "" : mismatch;
+  return at == nWords ? std::string() : mismatch();
 }
 
 }  // namespace
