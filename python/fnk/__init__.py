@@ -11,6 +11,7 @@ A dtype const parameter (`T: dtype`) left unset is taken from the first array
 passed for a parameter of that type. Errors raise fnk.CompileError (with the
 full located diagnostic) or fnk.ArgumentError before anything runs.
 """
+import array
 import ctypes
 import json
 import struct
@@ -198,10 +199,10 @@ class Kernel:
                 raise ArgumentError(f"{self.name}(): '{self.params[i]['name']}' is on {dev} but earlier tensors are "
                                     f"on {device}")
             words += (ptr, _lib.DTYPE_CODES[dtype], len(shape), *shape, *strides)
-        cwords = (ctypes.c_int64 * max(1, len(words)))(*words)
+        cwords = array.array("q", words)  # kept alive by the returned arguments until the call
         err = ctypes.c_void_p()
-        return (self._instance(consts), cwords, len(words), 1 if device == "cuda" else 0,
-                _current_stream() if device == "cuda" else None, ctypes.byref(err)), err
+        return (self._instance(consts), cwords.buffer_info()[0], len(words), 1 if device == "cuda" else 0,
+                _current_stream() if device == "cuda" else None, ctypes.byref(err), cwords), err
 
     def _instance(self, consts):
         """libfnk's handle of this kernel at `consts` (instantiated on first use)."""
@@ -217,7 +218,7 @@ class Kernel:
         return inst
 
     def _run(self, run_args, err):
-        if lib.fnk_instance_run(*run_args) != 0:
+        if lib.fnk_instance_run(*run_args[:-1]) != 0:
             raise _error(take_string(err.value))
 
 
@@ -227,7 +228,7 @@ def _describe(v, pname, kname, is_out):
     if mod.startswith("torch"):
         if not v.is_cuda:
             raise ArgumentError(f"{kname}(): '{pname}' is a CPU torch tensor; pass a CUDA tensor or a NumPy array")
-        return "cuda", v.data_ptr(), list(v.shape), list(v.stride()), _fnk_dtype_of(v)
+        return "cuda", v.data_ptr(), v.shape, v.stride(), _fnk_dtype_of(v)
     import numpy as np
     if not isinstance(v, np.ndarray):
         raise ArgumentError(f"{kname}(): '{pname}' must be a NumPy array or a torch tensor, got {type(v).__name__}")
@@ -236,7 +237,7 @@ def _describe(v, pname, kname, is_out):
     size = v.dtype.itemsize
     if any(s % size for s in v.strides):
         raise ArgumentError(f"{kname}(): '{pname}' has strides that are not a multiple of its element size")
-    return "cpu", v.ctypes.data, list(v.shape), [s // size for s in v.strides], _fnk_dtype_of(v)
+    return "cpu", v.ctypes.data, v.shape, [s // size for s in v.strides], _fnk_dtype_of(v)
 
 
 class Module:

@@ -56,7 +56,7 @@ lib.fnk_instance_get.restype = ctypes.c_void_p
 lib.fnk_instance_get.argtypes = [ctypes.c_void_p, ctypes.c_char_p, _c_char_pp, _c_char_pp, ctypes.c_int32,
                                  ctypes.POINTER(ctypes.c_void_p)]
 lib.fnk_instance_run.restype = ctypes.c_int32
-lib.fnk_instance_run.argtypes = [ctypes.c_void_p, ctypes.POINTER(ctypes.c_int64), ctypes.c_int32, ctypes.c_int32,
+lib.fnk_instance_run.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int32, ctypes.c_int32,
                                  ctypes.c_void_p, ctypes.POINTER(ctypes.c_void_p)]
 # fnk_instance_run's dtype codes (api/fnk.h, FNK_DTYPE_*).
 DTYPE_CODES = {name: i for i, name in enumerate(("f32", "f64", "f16", "bf16", "i8", "i16", "i32", "i64", "u8", "u32",
