@@ -62,7 +62,10 @@ def _new(shape, dtype, device):
 
 
 def _new_like(t):
-    return _new(t.shape, t.dtype, t.device)
+    """_new for a contiguous tensor's shape, dtype and device."""
+    if torch.are_deterministic_algorithms_enabled() and torch.utils.deterministic.fill_uninitialized_memory:
+        return _new(t.shape, t.dtype, t.device)
+    return torch.empty_like(t)
 
 
 @functools.lru_cache(maxsize=None)
@@ -88,8 +91,10 @@ def _resident(module, dtype):
 # A call's schedule depends only on its shape, dtype, device and mode, so each
 # is worked out once: eager calls are bound by their host time at small sizes.
 @functools.lru_cache(maxsize=1024)
-def _rms_fwd_launch(n, device, dtype):
-    return schedules.rms_fwd(n, _sms(device), _resident("rmsnorm", dtype), dtype=dtype)
+def _rms_fwd_call(n, device, dtype):
+    """The RMSNorm forward's kernel and its consts."""
+    launch = schedules.rms_fwd(n, _sms(device), _resident("rmsnorm", dtype), dtype=dtype)
+    return getattr(_module("rmsnorm"), launch.kernel), {**launch.consts, "T": dtype}
 
 
 @functools.lru_cache(maxsize=1024)
@@ -101,8 +106,10 @@ def _rms_bwd_plan(n, m, device, dtype, deterministic):
 
 
 @functools.lru_cache(maxsize=1024)
-def _ln_fwd_launch(n, device, dtype):
-    return schedules.ln_fwd(n, _sms(device), dtype=dtype)
+def _ln_fwd_call(n, device, dtype):
+    """The LayerNorm forward's kernel and its consts."""
+    launch = schedules.ln_fwd(n, _sms(device), dtype=dtype)
+    return getattr(_module("layernorm"), launch.kernel), {**launch.consts, "T": dtype}
 
 
 @functools.lru_cache(maxsize=1024)
@@ -186,10 +193,10 @@ class _RMSNorm(torch.autograd.Function):
         x2 = _rows(x, n)
         w = weight.contiguous()
         y = _new_like(x2)
-        rstd = _new((x2.shape[0],), torch.float32, x.device)
-        dt = _dtype(x2)
-        launch = _rms_fwd_launch(n, x2.device, dt)
-        getattr(_module("rmsnorm"), launch.kernel)(x2, w, y, rstd, eps=float(eps), **launch.consts, T=dt)
+        device = x2.device
+        rstd = _new((x2.shape[0],), torch.float32, device)
+        kernel, consts = _rms_fwd_call(n, device, _dtype(x2))
+        kernel(x2, w, y, rstd, eps=float(eps), **consts)
         ctx.save_for_backward(x2, w, rstd)
         ctx.shape = x.shape
         return y.view(x.shape)
@@ -198,18 +205,19 @@ class _RMSNorm(torch.autograd.Function):
     def backward(ctx, dy):
         x2, w, rstd = ctx.saved_tensors
         m, n = x2.shape
+        device = x2.device
         dy2 = dy.contiguous().view(m, n).to(x2.dtype)
         dx = _new_like(x2)
         mod = _module("rmsnorm")
         dt = _dtype(x2)
-        launch, p, r = _rms_bwd_plan(n, m, x2.device, dt, torch.are_deterministic_algorithms_enabled())
+        launch, p, r = _rms_bwd_plan(n, m, device, dt, torch.are_deterministic_algorithms_enabled())
         dw = _new_like(w)
         if launch.kernel == "rmsnorm_bwd_split_acc":  # dw partials added into a zeroed workspace's rows
-            with _zeroed(_zeroed_rows(x2.device, r, n)) as (acc,):
+            with _zeroed(_zeroed_rows(device, r, n)) as (acc,):
                 mod.rmsnorm_bwd_split_acc(x2, w, dy2, rstd, dx, acc, **launch.consts, P=p, T=dt)
                 mod.rmsnorm_bwd_dw_take(acc, dw, T=dt)
             return dx.view(ctx.shape), dw, None
-        partial = _new((p, n), torch.float32, x2.device)
+        partial = _new((p, n), torch.float32, device)
         getattr(mod, launch.kernel)(x2, w, dy2, rstd, dx, partial, **launch.consts, T=dt)
         mod.rmsnorm_bwd_dw(partial, dw, T=dt)
         return dx.view(ctx.shape), dw, None
@@ -223,11 +231,11 @@ class _LayerNorm(torch.autograd.Function):
         w, b = weight.contiguous(), bias.contiguous()
         m = x2.shape[0]
         y = _new_like(x2)
-        mean = _new((m,), torch.float32, x.device)
-        rstd = _new((m,), torch.float32, x.device)
-        dt = _dtype(x2)
-        launch = _ln_fwd_launch(n, x2.device, dt)
-        getattr(_module("layernorm"), launch.kernel)(x2, w, b, y, mean, rstd, eps=float(eps), **launch.consts, T=dt)
+        device = x2.device
+        mean = _new((m,), torch.float32, device)
+        rstd = _new((m,), torch.float32, device)
+        kernel, consts = _ln_fwd_call(n, device, _dtype(x2))
+        kernel(x2, w, b, y, mean, rstd, eps=float(eps), **consts)
         ctx.save_for_backward(x2, w, mean, rstd)
         ctx.shape = x.shape
         return y.view(x.shape)
@@ -236,23 +244,24 @@ class _LayerNorm(torch.autograd.Function):
     def backward(ctx, dy):
         x2, w, mean, rstd = ctx.saved_tensors
         m, n = x2.shape
+        device = x2.device
         dy2 = dy.contiguous().view(m, n).to(x2.dtype)
         dx = _new_like(x2)
         dt = _dtype(x2)
-        launch, p, r = _ln_bwd_plan(n, m, x2.device, dt)
+        launch, p, r = _ln_bwd_plan(n, m, device, dt)
         mod = _module("layernorm")
         dw, db = _new_like(w), _new_like(w)
         split = launch.kernel == "layernorm_bwd_split_acc"
         if split and not torch.are_deterministic_algorithms_enabled():  # partials added into zeroed rows
-            with _zeroed(_zeroed_rows(x2.device, r, n, "dw"), _zeroed_rows(x2.device, r, n, "db")) as (dw_acc, db_acc):
+            with _zeroed(_zeroed_rows(device, r, n, "dw"), _zeroed_rows(device, r, n, "db")) as (dw_acc, db_acc):
                 mod.layernorm_bwd_split_acc(x2, w, dy2, mean, rstd, dx, dw_acc, db_acc, **launch.consts, P=p, T=dt)
                 mod.layernorm_bwd_dwdb_take(dw_acc, db_acc, dw, db, T=dt)
             return dx.view(ctx.shape), dw, db, None
         # One partial row per CTA (or, deterministically, per cluster of the
         # split: its own row of zeros, one add onto +0.0 each, which is the
         # partial exactly), summed in row order.
-        dwp, dbp = (torch.zeros(p, n, device=x2.device, dtype=torch.float32) if split else
-                    _new((p, n), torch.float32, x2.device) for _ in range(2))
+        dwp, dbp = (torch.zeros(p, n, device=device, dtype=torch.float32) if split else
+                    _new((p, n), torch.float32, device) for _ in range(2))
         getattr(mod, launch.kernel)(x2, w, dy2, mean, rstd, dx, dwp, dbp, **launch.consts, **({"P": p} if split else {}),
                                     T=dt)
         mod.layernorm_bwd_dwdb(dwp, dbp, dw, db, T=dt)
