@@ -88,14 +88,13 @@ _raw_stream = None
 
 
 def _current_stream():
-    """The current CUDA stream of the current device, as a pointer (torch's
-    current_stream() object costs several microseconds a call)."""
+    """Device 0's current CUDA stream, where fnk launches, as a pointer
+    (torch's current_stream() object costs several microseconds a call)."""
     global _raw_stream
     import torch
     if _raw_stream is None:
         get = getattr(torch._C, "_cuda_getCurrentRawStream", None)
-        _raw_stream = (lambda: get(torch.cuda.current_device())) if get else \
-            (lambda: torch.cuda.current_stream().cuda_stream)
+        _raw_stream = (lambda: get(0)) if get else (lambda: torch.cuda.current_stream(0).cuda_stream)
     return _raw_stream()
 
 
@@ -226,8 +225,11 @@ def _describe(v, pname, kname, is_out):
     """(device, data pointer, shape, strides in elements, fnk dtype) of a NumPy array or torch tensor."""
     mod = type(v).__module__
     if mod.startswith("torch"):
-        if not v.is_cuda:
+        device = v.get_device()
+        if device < 0:
             raise ArgumentError(f"{kname}(): '{pname}' is a CPU torch tensor; pass a CUDA tensor or a NumPy array")
+        if device != 0:  # libfnk holds the first device's context (rt::Device::open)
+            raise ArgumentError(f"{kname}(): '{pname}' is on cuda:{device}, but fnk runs on CUDA device 0")
         return "cuda", v.data_ptr(), v.shape, v.stride(), _fnk_dtype_of(v)
     import numpy as np
     if not isinstance(v, np.ndarray):

@@ -140,6 +140,17 @@ def test_deterministic_outputs_are_not_filled(norm):
         assert torch.equal(a, e), f"{name} differs with the deterministic mode"
 
 
+def test_tensor_on_another_device_is_refused():
+    """libfnk runs on CUDA device 0: a tensor on another device is refused
+    before anything runs, with the parameter and the device named."""
+    if torch.cuda.device_count() < 2:
+        pytest.skip(f"needs two GPUs; this machine has {torch.cuda.device_count()}")
+    x = torch.randn(4, 64, device="cuda:1")
+    w = torch.ones(64, device="cuda:1")
+    with pytest.raises(fnk.ArgumentError, match=r"'x' is on cuda:1, but fnk runs on CUDA device 0"):
+        fnt.rms_norm(x, w)
+
+
 def test_rms_norm_backward_workspace_waits_for_the_other_stream():
     """A backward on a second stream waits for the first stream's last use of
     the shared workspace: stream a is held up by a long kernel before its
