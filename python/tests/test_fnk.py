@@ -257,6 +257,25 @@ def test_instance_words_are_checked(rms):
         kernel._instance({"T": "f32", "BLOCK_N": "0x"})
 
 
+def test_torch_tensor_on_another_device_is_refused(rms):
+    """libfnk runs on CUDA device 0: a torch tensor elsewhere is refused by
+    name before anything runs (here a stand-in with what the package reads of
+    a torch tensor; tests/gpu/test_torch.py has the real one on two GPUs)."""
+    class Tensor:
+        __module__ = "torch"
+
+        def __init__(self, device):
+            self.device_index = device
+
+        def get_device(self):
+            return self.device_index
+
+    with pytest.raises(fnk.ArgumentError, match="'x' is on cuda:1, but fnk runs on CUDA device 0"):
+        rms.rmsnorm_fwd(Tensor(1), Tensor(1), Tensor(1), Tensor(1), eps=1.0)
+    with pytest.raises(fnk.ArgumentError, match="'x' is a CPU torch tensor"):
+        rms.rmsnorm_fwd(Tensor(-1), Tensor(0), Tensor(0), Tensor(0), eps=1.0)
+
+
 def test_load_errors():
     with pytest.raises(fnk.CompileError, match="cannot read"):
         fnk.load("/nonexistent/file.fnk")
