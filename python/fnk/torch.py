@@ -49,13 +49,18 @@ def _dtype(t):
     return _DTYPES[t.dtype]
 
 
+def _torch_fills_new_memory():
+    """Whether torch.empty fills what it returns: with NaN under
+    torch.use_deterministic_algorithms (fill_uninitialized_memory), one more
+    pass over each output (2048x8192 RMSNorm backward: 46 us against 32)."""
+    return torch.are_deterministic_algorithms_enabled() and torch.utils.deterministic.fill_uninitialized_memory
+
+
 def _new(shape, dtype, device):
     """A tensor that an fnk kernel fills: every element written before any is
-    read (the interpreter poisons outputs to hold kernels to that). Under
-    torch.use_deterministic_algorithms torch.empty fills new memory with NaN,
-    one more pass over each output (2048x8192 RMSNorm backward: 46 us against
-    32); storage made directly is not filled."""
-    if torch.are_deterministic_algorithms_enabled() and torch.utils.deterministic.fill_uninitialized_memory:
+    read (the interpreter poisons outputs to hold kernels to that), so never
+    filled by torch; storage made directly is not."""
+    if _torch_fills_new_memory():
         storage = torch.UntypedStorage(math.prod(shape) * dtype.itemsize, device=device)
         return torch.empty(0, dtype=dtype, device=device).set_(storage, 0, shape)
     return torch.empty(shape, dtype=dtype, device=device)
@@ -63,9 +68,7 @@ def _new(shape, dtype, device):
 
 def _new_like(t):
     """_new for a contiguous tensor's shape, dtype and device."""
-    if torch.are_deterministic_algorithms_enabled() and torch.utils.deterministic.fill_uninitialized_memory:
-        return _new(t.shape, t.dtype, t.device)
-    return torch.empty_like(t)
+    return _new(t.shape, t.dtype, t.device) if _torch_fills_new_memory() else torch.empty_like(t)
 
 
 @functools.lru_cache(maxsize=None)
