@@ -181,7 +181,9 @@ class Kernel:
         self._run(*self._prepare(args, kwargs))
 
     def _prepare(self, args, kwargs):
-        """The arguments of lib.fnk_instance_run for one call, and the error slot it fills."""
+        """The arguments of lib.fnk_instance_run for one call, the error slot
+        it fills, and the words array its second argument points into (which
+        must outlive the call)."""
         values, consts = self._bind(args, kwargs)
         device = None
         words = []
@@ -198,10 +200,10 @@ class Kernel:
                 raise ArgumentError(f"{self.name}(): '{self.params[i]['name']}' is on {dev} but earlier tensors are "
                                     f"on {device}")
             words += (ptr, _lib.DTYPE_CODES[dtype], len(shape), *shape, *strides)
-        cwords = array.array("q", words)  # kept alive by the returned arguments until the call
+        cwords = array.array("q", words)
         err = ctypes.c_void_p()
         return (self._instance(consts), cwords.buffer_info()[0], len(words), 1 if device == "cuda" else 0,
-                _current_stream() if device == "cuda" else None, ctypes.byref(err), cwords), err
+                _current_stream() if device == "cuda" else None, ctypes.byref(err)), err, cwords
 
     def _instance(self, consts):
         """libfnk's handle of this kernel at `consts` (instantiated on first use)."""
@@ -216,8 +218,9 @@ class Kernel:
             self._instances[key] = inst
         return inst
 
-    def _run(self, run_args, err):
-        if lib.fnk_instance_run(*run_args[:-1]) != 0:
+    def _run(self, run_args, err, words):
+        """One launch from _prepare's arguments (`words` is held here until it returns)."""
+        if lib.fnk_instance_run(*run_args) != 0:
             raise _error(take_string(err.value))
 
 
