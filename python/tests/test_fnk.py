@@ -9,6 +9,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import fnk  # noqa: E402
+from fnk._lib import c_strings  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
 RMSNORM = REPO / "stdlib" / "norm" / "rmsnorm.fnk"
@@ -255,6 +256,48 @@ def test_instance_words_are_checked(rms):
     assert "null instance" in _lib.take_string(err.value)
     with pytest.raises(fnk.CompileError):
         kernel._instance({"T": "f32", "BLOCK_N": "0x"})
+
+
+def test_named_arguments_through_fnk_run(rms):
+    """fnk_run (api/fnk.h), the C entry that binds arguments by name (the
+    package itself calls fnk_instance_run): arguments in any order run the
+    kernel, and a wrong name or a missing argument is refused by name."""
+    import ctypes
+    from fnk import _lib
+
+    class Tensor(ctypes.Structure):  # fnk_tensor
+        _fields_ = [("data", ctypes.c_void_p), ("dtype", ctypes.c_char_p), ("rank", ctypes.c_int32),
+                    ("shape", ctypes.POINTER(ctypes.c_int64)), ("strides", ctypes.POINTER(ctypes.c_int64))]
+
+    class Arg(ctypes.Structure):  # fnk_arg
+        _fields_ = [("name", ctypes.c_char_p), ("is_tensor", ctypes.c_int32), ("tensor", Tensor),
+                    ("scalar", ctypes.c_double)]
+
+    x, w = np.arange(16, dtype=np.float32).reshape(2, 8) + 1, np.linspace(0.5, 2, 8).astype(np.float32)
+    y, rstd = np.full((2, 8), np.nan, np.float32), np.full(2, np.nan, np.float32)
+    keep = []
+
+    def tensor(name, a):
+        shape = (ctypes.c_int64 * a.ndim)(*a.shape)
+        keep.append(shape)  # strides NULL: row-major
+        return Arg(name.encode(), 1, Tensor(a.ctypes.data, b"f32", a.ndim, shape, None), 0.0)
+
+    def run(args):
+        arr = (Arg * len(args))(*args)
+        names, values = c_strings(["T"]), c_strings(["f32"])
+        err = ctypes.c_void_p()
+        rc = _lib.lib.fnk_run(ctypes.c_void_p(rms._handle), b"rmsnorm_fwd", names, values, 1, arr, len(args), 0, None,
+                              ctypes.byref(err))
+        return rc, _lib.take_string(err.value)
+
+    eps = Arg(b"eps", 0, Tensor(), 1e-6)
+    assert run([eps, tensor("rstd", rstd), tensor("y", y), tensor("w", w), tensor("x", x)]) == (0, None)
+    ref = x / np.sqrt((x.astype(np.float64) ** 2).mean(axis=1, keepdims=True) + 1e-6) * w
+    np.testing.assert_allclose(y, ref, rtol=1e-5)
+    rc, err = run([eps, tensor("rstd", rstd), tensor("y", y), tensor("w", w), tensor("z", x)])
+    assert rc == 1 and "'z'" in err, err
+    rc, err = run([eps, tensor("rstd", rstd), tensor("y", y), tensor("w", w)])
+    assert rc == 1 and "'x'" in err, err
 
 
 def test_torch_tensor_on_another_device_is_refused(rms):
