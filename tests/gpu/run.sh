@@ -67,7 +67,7 @@ if [ $checks = 1 ]; then
   knob_checks defer FNK_CLUSTER_DEFER=1 split_pipe,split_l2pipe,lang_cluster,rmsnorm_fwd_split,layernorm_bwd_split_acc
   knob_checks nopdl FNK_PDL=0 lang_cluster,lang_reduce
   knob_checks pdl FNK_PDL=1 lang_cluster,lang_reduce
-  knob_checks nowarppush FNK_WARP_PUSH=0 lang_cluster,rmsnorm_fwd_split,rmsnorm_bwd_split,layernorm_bwd_split_acc
+  knob_checks nowarppush FNK_WARP_PUSH=0 lang_cluster,lang_warp_push,rmsnorm_fwd_split,rmsnorm_bwd_split,layernorm_bwd_split_acc
   knob_checks async0 FNK_CLUSTER_ASYNC=0 lang_cluster,lang_warp_push,rmsnorm_fwd_split,rmsnorm_bwd_split,layernorm_bwd_split_acc
 fi
 if [ $checks = 1 ]; then
