@@ -81,18 +81,6 @@ def main():
     for rows, wp in ((1, 1), (1, 2), (1, 4), (2, 4), (2, 8), (4, 16)):
         cases.append((f"fnk copy_tile ROWS={rows} WARPS={wp}",
                       lambda rows=rows, wp=wp: var.copy_tile(x2, y2, ROWS=rows, WARPS=wp), copied))
-    for vs, wp, ctas in ((1, 4, 5), (1, 4, 4), (1, 8, 3), (1, 8, 2), (1, 8, 4), (1, 16, 1), (0, 4, 2), (0, 4, 3)):
-        cases.append((f"probe dit_fwd_w VS={vs} WARPS={wp} CTAS={ctas}",
-                      lambda vs=vs, wp=wp, ctas=ctas: var.dit_fwd_w(*t, eps=1e-6, VS=vs, WARPS=wp, CTAS=ctas),
-                      lambda: tune.rel_err(y, ref)))
-    xf, yf = x.view(B, S * H), y.view(B, S * H)
-    for wp, sb, st, ctas in ((8, 32, 3, 2), (8, 16, 3, 2), (8, 64, 3, 2), (8, 32, 4, 2), (8, 16, 4, 2), (4, 64, 3, 4),
-                             (4, 32, 3, 4), (4, 64, 4, 3), (16, 16, 3, 1)):
-        cases.append((f"probe dit_fwd_wb WARPS={wp} SB={sb} STAGES={st} CTAS={ctas}",
-                      lambda wp=wp, sb=sb, st=st, ctas=ctas: var.dit_fwd_wb(xf, w, b, scale, shift, yf, mean, rstd,
-                                                                             eps=1e-6, WARPS=wp, SB=sb, STAGES=st,
-                                                                             CTAS=ctas),
-                      lambda: tune.rel_err(y, ref)))
     if a.only:
         cases = [c for c in cases if any(o in c[0] for o in a.only)]
     bad = 0

@@ -39,9 +39,6 @@ def main():
     ap.add_argument("--acc-variant", action="append", default=[], metavar="KERNEL:K=V,...",
                     help="also a bench/variants.fnk kernel with rmsnorm_bwd_split_acc's parameters, at these consts, "
                          "then rmsnorm_bwd_dw_take (repeatable)")
-    ap.add_argument("--lastk", action="append", default=[], metavar="K=V,...",
-                    help="also bench/variants.fnk's rms_bwd_split_lastk (the take inside the row kernel, without the "
-                         "wait a right kernel needs: a lower bound; its dw may be wrong) at these consts (repeatable)")
     ap.add_argument("--rounds", type=int, default=1, help="time every case this many times, in turn")
     a = ap.parse_args()
     print(bench.device_id(), flush=True)
@@ -106,12 +103,6 @@ def main():
             name, _, consts = v.partition(":")
             c = {k: int(val) for k, val in (kv.split("=") for kv in consts.split(",") if kv)}
             backwards[v] = into_rows(schedules.ACC_ROWS, getattr(var, name), **{**split, **c})
-        done = torch.zeros(2, device="cuda", dtype=torch.int32)
-        for v in a.lastk:
-            c = {k: int(val) for k, val in (kv.split("=") for kv in v.split(",") if kv)}
-            acc = torch.zeros(schedules.ACC_ROWS, N, device="cuda")  # its own: a wrong take leaves sums behind
-            backwards[f"lastk {v}"] = lambda c=c, acc=acc: var.rms_bwd_split_lastk(x, w, dy, rstd, dx, acc, dw, done,
-                                                                                 **{**split, **c})
     else:
         backwards = {f"fnk.torch ({bl.kernel} + rmsnorm_bwd_dw)": lambda: (rows_partial(), dws())}
     if N == 8192:
