@@ -154,13 +154,8 @@ class _Dit(torch.autograd.Function):
         y = torch.empty_like(x)
         mean = torch.empty(B, S, device=DEV, dtype=torch.float32)
         rstd = torch.empty_like(mean)
-        # CTAs per batch: about 108 per SM in all, a few rows each (tune.py --variants at 56x1024x1024, the rows
-        # staged by bulk copies: SB=256 65.6-66.5 us, 128: 67.5-68, 64: 73-74, 448: 72-74; backend v9).
-        sms = fnt._sms(x.device)
-        sb = max(1, min(S, (108 * sms) // B))
-        # Each CTA asks L2 for the first rows of the CTA 6 x SMs places later (792 on the H200, about a third of
-        # the 2112 resident one-warp CTAs): 63.2 us against 63.8 without, 63.4 at 528 and 1056 (backend v14).
-        m.dit_modulate_fwd(x, w, b, scale, shift, y, mean, rstd, eps=eps, BLOCK_H=schedules.block(H), SB=sb, L2=6 * sms)
+        launch = schedules.dit_fwd(B, S, H, fnt._sms(x.device))
+        getattr(m, launch.kernel)(x, w, b, scale, shift, y, mean, rstd, eps=eps, **launch.consts)
         ctx.save_for_backward(x, w, b, scale, mean, rstd)
         return y
 

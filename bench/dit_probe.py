@@ -25,6 +25,7 @@ import bench  # noqa: E402
 import tune  # noqa: E402
 
 import fnk  # noqa: E402  (bench puts python/ on the path)
+from fnk import schedules  # noqa: E402
 
 
 def main():
@@ -56,7 +57,7 @@ def main():
 
     cases = [
         ("torch copy (mul by 1)", lambda: torch.mul(x, 1.0, out=y), copied),
-        ("example SB=256 L2=6*SMs (the bench)", *fwd(SB=256, L2=6 * sms)),
+        ("example as the bench launches it", *fwd(**schedules.dit_fwd(B, S, H, sms).consts)),
         ("example SB=256 L2=0", *fwd(SB=256)),
         ("example SB=256 L2=6*SMs STAGES=4", *fwd(SB=256, L2=6 * sms, STAGES=4)),
     ]

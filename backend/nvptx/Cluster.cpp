@@ -302,7 +302,11 @@ std::pair<llvm::Value*, llvm::Value*> Lowerer::groupRanks(int64_t G) {
 std::vector<const ir::Operation*> Lowerer::clusterSiblings(const ir::Operation& first, bool warp) {
   std::vector<const ir::Operation*> group{&first};
   if (knob(Knob::NoSiblingReduce) != 0 || !curBlock) return group;
-  const ir::DType dt = warp ? ir::DType::F32 : tile(first.operand(0)).dtype;
+  // A CTA's totals go with totals of first's dtype (warp partials are f32).
+  const auto sameTotal = [&](const ir::Value* v) {
+    auto it = tiles.find(v);
+    return it != tiles.end() && it->second.layout.uniform && it->second.dtype == tile(first.operand(0)).dtype;
+  };
   bool seen = false;
   for (const auto& o : curBlock->ops()) {
     if (o.get() == &first) {
@@ -315,9 +319,7 @@ std::vector<const ir::Operation*> Lowerer::clusterSiblings(const ir::Operation& 
       continue;
     }
     // Warp partials go with warp partials, a CTA's totals with totals.
-    auto it = tiles.find(o->operand(0));
-    const bool ready = warp ? warpPartials.count(o->operand(0)) != 0
-                            : it != tiles.end() && it->second.layout.uniform && it->second.dtype == dt;
+    const bool ready = warp ? warpPartials.count(o->operand(0)) != 0 : sameTotal(o->operand(0));
     const std::string kind = o->attrs().getStr("kind");
     if (!ready || (kind != "sum" && kind != "max" && kind != "min") ||
         o->attrs().getInt("group", -1) != first.attrs().getInt("group", -1))

@@ -266,3 +266,15 @@ def partial_rows(m, sms, launch):
     if "ROWS" in launch.consts:  # row blocks per step: P as the formulas give it
         return p
     return -(-m // -(-m // p))
+
+
+def dit_fwd(b, s, h, sms=132):
+    """The DiT example's forward (examples/dit_modulate.fnk) as bench/bench.py
+    launches it over b batches of s rows of h. CTAs per batch: about 108 per
+    SM in all, a few rows each (tune.py --variants at 56x1024x1024, the rows
+    staged by bulk copies: SB = 256 65.6-66.5 us, 128: 67.5-68, 64: 73-74,
+    448: 72-74; backend v9). Each CTA asks L2 for the first rows of the CTA
+    6 x SMs places later (792 on the H200, about a third of the 2112 resident
+    one-warp CTAs): 63.2 us against 63.8 without, 63.4 at 528 and 1056
+    (backend v14)."""
+    return Launch("dit_modulate_fwd", {"BLOCK_H": block(h), "SB": max(1, min(s, (108 * sms) // b)), "L2": 6 * sms})

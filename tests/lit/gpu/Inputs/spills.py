@@ -37,10 +37,10 @@ for dt in ("bf16", "f32"):
                            ("rmsnorm_bwd_dw", "rmsnorm"), ("layernorm_bwd_dwdb", "layernorm")):
         launches[(kernel, (("T", dt),) if dt != "bf16" else ())] = files[module]
 # The DiT example as bench/bench.py launches it at 56x1024x1024 on the H200's
-# 132 SMs: SB = 108 x SMs / B, L2 = 6 x SMs (the backward's SB, one wave, does
-# not change its code).
+# 132 SMs (the backward's SB, one wave, does not change its code).
 dit = root / "examples" / "dit_modulate.fnk"
-launches[("dit_modulate_fwd", (("BLOCK_H", 1024), ("L2", 6 * 132), ("SB", 108 * 132 // 56)))] = dit
+launch = schedules.dit_fwd(56, 1024, 1024)
+launches[(launch.kernel, tuple(sorted(launch.consts.items())))] = dit
 launches[("dit_modulate_bwd", (("BLOCK_H", 1024),))] = dit
 
 
