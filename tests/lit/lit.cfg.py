@@ -14,6 +14,7 @@ config.substitutions.append(("%fnk", os.path.join(config.fnk_bin_root, "fnk")))
 config.substitutions.append(("FileCheck", config.filecheck))
 config.substitutions.append(("%python", "/usr/bin/python3"))
 config.substitutions.append(("%stdlib", os.path.join(config.fnk_src_root, "stdlib")))
+config.substitutions.append(("%libfnk", os.path.join(config.fnk_bin_root, "libfnk.so")))
 
 # The GPU backend's emitters (fnkc --emit=ptx|header) are tested where the
 # build has them; compiling a generated header needs CUDA's cuda.h.
