@@ -6,6 +6,7 @@
 #include <cstring>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <sstream>
 
 #include "api/fnk.h"
@@ -22,6 +23,11 @@
 using namespace fnk;
 
 struct fnk_module {
+  // Callers may use one module from several threads at once (Python's ctypes
+  // lets go of the GIL during a call): `mu` guards what calls change, the
+  // instantiation cache with its diagnostics and the maps below. Kernels run
+  // outside it, so interpreter runs and launches of one module overlap.
+  std::mutex mu;
   SourceManager sm;
   DiagEngine diags{sm};
   std::unique_ptr<Program> program;
@@ -43,6 +49,9 @@ struct fnk_instance {
 };
 
 namespace {
+
+/// The most dims a tensor argument may have (fnk_arg's and fnk_instance_run's).
+constexpr int64_t kMaxRank = 8;
 
 char* dupString(const std::string& s) {
   char* r = static_cast<char*>(std::malloc(s.size() + 1));
@@ -102,6 +111,7 @@ const ir::Function* instantiate(fnk_module* m, const char* kernel, const char* c
     }
     consts[names[i]] = values[i];
   }
+  std::lock_guard<std::mutex> lock(m->mu);
   m->diags.clear();
   const ir::Function* f = m->kernels->get(kernel, consts, m->diags);
   if (!f) setError(error, m->diags.str());
@@ -141,7 +151,7 @@ bool makeView(const fnk_arg& a, MemView& v, std::string& err) {
     err = std::string("'") + a.name + "': unknown dtype '" + (t.dtype ? t.dtype : "(null)") + "'";
     return false;
   }
-  if (t.rank < 0 || t.rank > 8 || (t.rank > 0 && !t.shape)) {
+  if (t.rank < 0 || t.rank > kMaxRank || (t.rank > 0 && !t.shape)) {
     err = std::string("'") + a.name + "': bad rank or missing shape";
     return false;
   }
@@ -234,6 +244,7 @@ int32_t runOnCpu(const ir::Function& fn, const fnk_arg* args, int32_t nArgs, cha
 /// -1 both): compiled (through the disk cache) and loaded on the first use,
 /// kept for the module's life.
 Status loadedKernel(fnk_module& m, const ir::Function& fn, int body, rt::Device& dev, const rt::Kernel*& out) {
+  std::lock_guard<std::mutex> lock(m.mu);  // a map entry is never erased, so `out` outlives the lock
   auto it = m.loaded.find({&fn, body});
   if (it == m.loaded.end()) {
     rt::Kernel k;
@@ -330,7 +341,7 @@ std::string decodeWords(const ir::Function& fn, const int64_t* words, int32_t nW
     const int64_t code = words[at + 1], rank = words[at + 2];
     if (code < 0 || code >= static_cast<int64_t>(std::size(kDTypeByCode)))
       return "'" + p.name + "': unknown dtype code " + std::to_string(code);
-    if (rank < 0 || rank > 8) return "'" + p.name + "': bad rank " + std::to_string(rank);
+    if (rank < 0 || rank > kMaxRank) return "'" + p.name + "': bad rank " + std::to_string(rank);
     if (at + 3 + 2 * rank > nWords) return mismatch();
     a.is_tensor = 1;
     a.tensor.data = reinterpret_cast<void*>(static_cast<uintptr_t>(words[at]));
@@ -510,6 +521,7 @@ fnk_instance* fnk_instance_get(fnk_module* m, const char* kernel, const char* co
   }
   const ir::Function* f = instantiate(m, kernel, const_names, const_values, n_consts, error);
   if (!f) return nullptr;
+  std::lock_guard<std::mutex> lock(m->mu);
   std::unique_ptr<fnk_instance>& slot = m->instances[f];
   if (!slot) slot = std::make_unique<fnk_instance>(fnk_instance{m, f});
   return slot.get();

@@ -4,7 +4,9 @@
  * Every call that can fail takes `char** error`: on failure it returns NULL or
  * a non-zero code and stores a malloc'ed message (with the full located
  * diagnostic for source errors) that the caller frees with fnk_string_free.
- * No call aborts the process on bad input. */
+ * No call aborts the process on bad input. Several threads may call into one
+ * module at once (fnk_module_free aside): the module guards its caches, and
+ * kernels run concurrently. */
 #ifndef FNK_H
 #define FNK_H
 #include <stdint.h>

@@ -863,3 +863,34 @@ def test_cluster_reduce_over_rank_groups(rows):
         np.testing.assert_allclose(s[:, 3 * k], sums[pair] + sums[pair + 1] + 2 * k, rtol=1e-5, atol=1e-5)
         np.testing.assert_allclose(s[:, 3 * k + 1], np.maximum(x64[pair].max(1), x64[pair + 1].max(1)) - k, rtol=1e-6)
         np.testing.assert_allclose(s[:, 3 * k + 2], sum(sums[cluster + i] for i in range(4)), rtol=1e-5, atol=1e-5)
+
+
+def test_one_module_from_many_threads():
+    """ctypes lets go of the GIL during a call, so threads can be inside libfnk
+    with one module at once: instantiating, keying and running it together
+    must give each its own right result (unguarded, the module's caches broke:
+    std::bad_alloc aborted the process in 3 of 3 runs of this test)."""
+    import threading
+    failures = []
+
+    def work(mod, seed):
+        try:
+            r = np.random.default_rng(seed)
+            for j in range(6):
+                n = int(r.integers(5, 300))
+                x = r.standard_normal((3, n)).astype(np.float32)
+                y, rstd = np.empty_like(x), np.empty(3, np.float32)
+                mod.rmsnorm_fwd(x, np.ones(n, np.float32), y, rstd, eps=1e-6, BLOCK_N=(64, 128, 256, 512)[j % 4])
+                ref = x / np.sqrt((x.astype(np.float64) ** 2).mean(axis=1, keepdims=True) + 1e-6)
+                np.testing.assert_allclose(y, ref, rtol=1e-5, atol=1e-6)
+        except Exception as e:  # noqa: BLE001 - collected and asserted below
+            failures.append(repr(e))
+
+    for trial in range(20):
+        mod = fnk.load(RMSNORM)  # fresh caches, so the threads instantiate together
+        threads = [threading.Thread(target=work, args=(mod, 100 * trial + i)) for i in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    assert not failures, failures[:3]
