@@ -56,19 +56,26 @@ def _torch_fills_new_memory():
     return torch.are_deterministic_algorithms_enabled() and torch.utils.deterministic.fill_uninitialized_memory
 
 
+def _unfilled(shape, dtype, device):
+    """A tensor on storage made directly, which torch does not fill."""
+    storage = torch.UntypedStorage(math.prod(shape) * dtype.itemsize, device=device)
+    return torch.empty(0, dtype=dtype, device=device).set_(storage, 0, shape)
+
+
 def _new(shape, dtype, device):
     """A tensor that an fnk kernel fills: every element written before any is
     read (the interpreter poisons outputs to hold kernels to that), so never
-    filled by torch; storage made directly is not."""
+    filled by torch."""
     if _torch_fills_new_memory():
-        storage = torch.UntypedStorage(math.prod(shape) * dtype.itemsize, device=device)
-        return torch.empty(0, dtype=dtype, device=device).set_(storage, 0, shape)
+        return _unfilled(shape, dtype, device)
     return torch.empty(shape, dtype=dtype, device=device)
 
 
 def _new_like(t):
     """_new for a contiguous tensor's shape, dtype and device."""
-    return _new(t.shape, t.dtype, t.device) if _torch_fills_new_memory() else torch.empty_like(t)
+    if _torch_fills_new_memory():
+        return _unfilled(t.shape, t.dtype, t.device)
+    return torch.empty_like(t)
 
 
 @functools.lru_cache(maxsize=None)
