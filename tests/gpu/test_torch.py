@@ -75,8 +75,11 @@ def test_norm_backward_workspace_on_two_streams(norm, m, n):
 def test_deterministic_gradients(norm, m, n):
     """Under torch.use_deterministic_algorithms(True) the wide-row backwards
     keep one row of partials per cluster, summed in order (by default several
-    clusters add to each of 16 rows in the order they finish): three
-    backwards give the same bits, and match torch."""
+    clusters add to each of 16 rows in the order they finish): the backward
+    launches the kernel that sums partial rows, not the take of the rows of
+    sums (by default the bits differ only now and then, so equal runs alone
+    would not show the mode was taken), three backwards give the same bits,
+    and they match torch."""
     g = torch.Generator(device="cuda").manual_seed(m * n)
     x = torch.randn(m, n, device="cuda", generator=g).to(torch.bfloat16).requires_grad_()
     w = (torch.rand(n, device="cuda", generator=g) + 0.5).to(torch.bfloat16).requires_grad_()
@@ -93,8 +96,14 @@ def test_deterministic_gradients(norm, m, n):
     torch.use_deterministic_algorithms(True)
     try:
         runs = [torch.autograd.grad(fnk_f(), params, dy) for _ in range(3)]
+        with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+            torch.autograd.grad(fnk_f(), params, dy)
+            torch.cuda.synchronize()
     finally:
         torch.use_deterministic_algorithms(was)
+    kernels = [e.name for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA]
+    sums = "rmsnorm_bwd_dw" if norm == "rms" else "layernorm_bwd_dwdb"
+    assert any(k.startswith(sums) for k in kernels) and not any("take" in k for k in kernels), kernels
     for name, *got in zip(("dx", "dw", "db"), *runs):
         assert all(torch.equal(got[0], a) for a in got[1:]), f"{name} differs between runs"
     for name, a, e in zip(("dx", "dw", "db"), runs[0], want):
