@@ -124,8 +124,12 @@ def rms_bwd(n, resident=None, m=None, sms=132, dtype="bf16", deterministic=False
     against 134 at 8 warps, 149 for 4096-element tiles at 2 per SM and 521 one
     row at a time), at 8 beyond (65536x1024 134 against 139 at 4 and 147;
     32768x2048 116 against 148); one row per step up to 8192; then the
-    cluster split, with 8 clusters per SM for clusters of up to
-    8 CTAs (8192x65536: 868 us at 8, 897 at 16, 912 at 4). Slices of 16384
+    cluster split: clusters of 4 and 8 CTAs walk 8 CTAs per SM's worth
+    (8192x65536: 868 us at 8, 897 at 16, 912 at 4; 8192x32768 424 at 8, 417
+    at 16, 431 at 4), clusters of two (8193-16384 columns, one 16-warp CTA
+    per SM) one resident wave, as LayerNorm's (4096x16384: 102.7 us against
+    120.5 at 8 per SM; 2048x16384 55.7 against 77.2, 16384x16384 382.8
+    against 401.0, 4096x12288 112.1 against 137.1; backend v28). Slices of 16384
     columns keep dw in shared memory, with 6 CTAs per SM over the 16-CTA
     clusters (1024x262144: 639 us, against 661 at 4 and 668 at 8, and 900 for
     rmsnorm_bwd_split), or the clusters resident at once (_resident_grid:
@@ -150,15 +154,24 @@ def rms_bwd(n, resident=None, m=None, sms=132, dtype="bf16", deterministic=False
     Several clusters add to each row of sums in the order they finish, so dw
     can differ in its last bit from run to run; deterministic (fnk.torch
     under torch.use_deterministic_algorithms) stores one row per cluster
-    instead (rmsnorm_bwd_split, the same consts), summed in row order; where
+    instead (rmsnorm_bwd_split, the same consts: _storing), summed in row order; where
     the grid's per_sm CTAs fit an SM at once (2 x 4096 columns, 8 warps),
     ptxas is asked for them (CTAS), as it happens to meet them unasked for
     the accumulating kernel."""
     launch = _rms_bwd(n, resident, m, sms, dtype)
     if deterministic and launch.kernel == "rmsnorm_bwd_split_acc":
         fits = launch.per_sm * 32 * launch.consts["WARPS"] <= THREADS_PER_SM
-        return launch._replace(kernel="rmsnorm_bwd_split", consts={**launch.consts, "CTAS": launch.per_sm if fits else 1})
+        return _storing(launch, CTAS=launch.per_sm if fits else 1)
     return launch
+
+
+def _storing(launch, **consts):
+    """The deterministic form of an accumulating split (a kernel named
+    *_split_acc): the *_split kernel of the same consts and grid, which
+    stores one partial row per cluster CTA for the plain sum kernel to add
+    in row order, where the accumulating one's adds land in the order the
+    clusters finish."""
+    return launch._replace(kernel=launch.kernel.removesuffix("_acc"), consts={**launch.consts, **consts})
 
 
 def _rms_bwd(n, resident, m, sms, dtype):
@@ -175,7 +188,8 @@ def _rms_bwd(n, resident, m, sms, dtype):
         # against 1225 (backend v21)
         consts = {"BLOCK_N": b, "CLUSTER": c, "WARPS": warps, **({"PF": 0} if dtype == "f32" else {})}
         return _resident_grid(Launch("rmsnorm_bwd_split_smem", consts, per_sm=6, cluster=c), resident)
-    return Launch("rmsnorm_bwd_split_acc", {"BLOCK_N": b, "CLUSTER": c, "WARPS": warps}, per_sm=8, cluster=c)
+    return Launch("rmsnorm_bwd_split_acc", {"BLOCK_N": b, "CLUSTER": c, "WARPS": warps}, per_sm=1 if c == 2 else 8,
+                  cluster=c)
 
 
 def ln_fwd(n, sms=132, dtype="bf16"):
@@ -198,7 +212,7 @@ def ln_fwd(n, sms=132, dtype="bf16"):
     return Launch("layernorm_fwd", {"BLOCK_N": 2048, "WARPS": 4})
 
 
-def ln_bwd(n, m=None, sms=132, dtype="bf16"):
+def ln_bwd(n, m=None, sms=132, dtype="bf16", deterministic=False):
     """As the RMSNorm backward, without a split. Short rows in 4096-element
     tiles with 2 CTAs per SM, rows in warps: at 8 warps up to 512 columns
     (131072x512 114 us, against 160 in the blocked layout and 521 one row at
@@ -225,7 +239,14 @@ def ln_bwd(n, m=None, sms=132, dtype="bf16"):
     registers at PF = 0; in bf16 WS = 1 is slower, 1161). Clusters of two run
     one resident wave (P = 66: 435 against 453 for 264), clusters of 8 walk 8
     CTAs per SM's worth (P = 131: 1069; 66: 1143; 16: 1834), and clusters of
-    4 (16385-32768 columns) the same (16384x32768: P = 261 1038, 132 1105)."""
+    4 (16385-32768 columns) the same (16384x32768: P = 261 1038, 132 1105).
+    deterministic: the split stores its partial rows instead
+    (layernorm_bwd_split), as rms_bwd's."""
+    launch = _ln_bwd(n, m, sms, dtype)
+    return _storing(launch) if deterministic and launch.kernel == "layernorm_bwd_split_acc" else launch
+
+
+def _ln_bwd(n, m, sms, dtype):
     if n <= 1024:
         return Launch("layernorm_bwd_rows", rows_tile(n, 8 if n <= 512 else 4), per_sm=2)
     if n <= 2048:

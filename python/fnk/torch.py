@@ -123,10 +123,10 @@ def _ln_fwd_call(n, device, dtype):
 
 
 @functools.lru_cache(maxsize=1024)
-def _ln_bwd_plan(n, m, device, dtype):
+def _ln_bwd_plan(n, m, device, dtype, deterministic):
     """(launch, its partial rows P, its accumulated rows R) of a LayerNorm backward."""
     sms = _sms(device)
-    launch = schedules.ln_bwd(n, m=m, sms=sms, dtype=dtype)
+    launch = schedules.ln_bwd(n, m=m, sms=sms, dtype=dtype, deterministic=deterministic)
     return launch, schedules.partial_rows(m, sms, launch), schedules.acc_rows(m, sms, launch)
 
 
@@ -196,6 +196,26 @@ def _zeroed(*parts):
             part.release()
 
 
+def _backward_sums(mod, plan, device, row_args, grads, take, total, dt):
+    """A backward's row kernel and the kernel that finishes its column sums
+    into grads (dw, or dw and db). An accumulating split (plan's kernel
+    *_split_acc) adds its partials into zeroed rows of sums, one set per
+    gradient, that `take` sums into grads and leaves at zero; any other row
+    kernel stores one partial row per CTA (per cluster CTA for a split:
+    deterministic), which `total` sums in row order."""
+    launch, p, r = plan
+    kernel = getattr(mod, launch.kernel)
+    n = grads[0].numel()
+    if launch.kernel.endswith("_split_acc"):
+        with _zeroed(*(_zeroed_rows(device, r, n, part) for part in ("dw", "db")[:len(grads)])) as sums:
+            kernel(*row_args, *sums, **launch.consts, P=p, T=dt)
+            take(*sums, *grads, T=dt)
+        return
+    partials = [_new((p, n), torch.float32, device) for _ in grads]
+    kernel(*row_args, *partials, **launch.consts, T=dt)
+    total(*partials, *grads, T=dt)
+
+
 class _RMSNorm(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x, weight, eps):
@@ -220,16 +240,9 @@ class _RMSNorm(torch.autograd.Function):
         dx = _new_like(x2)
         mod = _module("rmsnorm")
         dt = _dtype(x2)
-        launch, p, r = _rms_bwd_plan(n, m, device, dt, torch.are_deterministic_algorithms_enabled())
+        plan = _rms_bwd_plan(n, m, device, dt, torch.are_deterministic_algorithms_enabled())
         dw = _new_like(w)
-        if launch.kernel == "rmsnorm_bwd_split_acc":  # dw partials added into a zeroed workspace's rows
-            with _zeroed(_zeroed_rows(device, r, n)) as (acc,):
-                mod.rmsnorm_bwd_split_acc(x2, w, dy2, rstd, dx, acc, **launch.consts, P=p, T=dt)
-                mod.rmsnorm_bwd_dw_take(acc, dw, T=dt)
-            return dx.view(ctx.shape), dw, None
-        partial = _new((p, n), torch.float32, device)
-        getattr(mod, launch.kernel)(x2, w, dy2, rstd, dx, partial, **launch.consts, T=dt)
-        mod.rmsnorm_bwd_dw(partial, dw, T=dt)
+        _backward_sums(mod, plan, device, (x2, w, dy2, rstd, dx), (dw,), mod.rmsnorm_bwd_dw_take, mod.rmsnorm_bwd_dw, dt)
         return dx.view(ctx.shape), dw, None
 
 
@@ -258,23 +271,11 @@ class _LayerNorm(torch.autograd.Function):
         dy2 = dy.contiguous().view(m, n).to(x2.dtype)
         dx = _new_like(x2)
         dt = _dtype(x2)
-        launch, p, r = _ln_bwd_plan(n, m, device, dt)
+        plan = _ln_bwd_plan(n, m, device, dt, torch.are_deterministic_algorithms_enabled())
         mod = _module("layernorm")
         dw, db = _new_like(w), _new_like(w)
-        split = launch.kernel == "layernorm_bwd_split_acc"
-        if split and not torch.are_deterministic_algorithms_enabled():  # partials added into zeroed rows
-            with _zeroed(_zeroed_rows(device, r, n, "dw"), _zeroed_rows(device, r, n, "db")) as (dw_acc, db_acc):
-                mod.layernorm_bwd_split_acc(x2, w, dy2, mean, rstd, dx, dw_acc, db_acc, **launch.consts, P=p, T=dt)
-                mod.layernorm_bwd_dwdb_take(dw_acc, db_acc, dw, db, T=dt)
-            return dx.view(ctx.shape), dw, db, None
-        # One partial row per CTA (or, deterministically, per cluster of the
-        # split: its own row of zeros, one add onto +0.0 each, which is the
-        # partial exactly), summed in row order.
-        dwp, dbp = (torch.zeros(p, n, device=device, dtype=torch.float32) if split else
-                    _new((p, n), torch.float32, device) for _ in range(2))
-        getattr(mod, launch.kernel)(x2, w, dy2, mean, rstd, dx, dwp, dbp, **launch.consts, **({"P": p} if split else {}),
-                                    T=dt)
-        mod.layernorm_bwd_dwdb(dwp, dbp, dw, db, T=dt)
+        _backward_sums(mod, plan, device, (x2, w, dy2, mean, rstd, dx), (dw, db), mod.layernorm_bwd_dwdb_take,
+                       mod.layernorm_bwd_dwdb, dt)
         return dx.view(ctx.shape), dw, db, None
 
 

@@ -132,6 +132,19 @@ def test_layernorm_backward_of_wide_rows_over_clusters():
         assert schedules.ln_bwd(n).kernel == "layernorm_bwd"
 
 
+def test_split_backwards_of_two_cta_clusters_run_one_wave():
+    """The backward splits over clusters of two CTAs (8193-16384 columns,
+    one 16-warp CTA per SM) run one resident wave, RMSNorm's as LayerNorm's:
+    SMs / 2 clusters (2048x16384 55.7 us against 77.2 at 8 CTAs per SM's
+    worth, backend v28); wider splits walk 8 CTAs per SM's worth."""
+    for n in (8193, 16384, 16385, 65536):
+        for bwd in (schedules.rms_bwd, schedules.ln_bwd):
+            s = bwd(n, m=4096, sms=SMS)
+            assert s.kernel.endswith("_split_acc") and s.per_sm == (1 if s.cluster == 2 else 8), (n, s)
+            if s.cluster == 2:
+                assert schedules.partial_rows(4096, SMS, s) == SMS // 2
+
+
 def test_partial_rows_balanced():
     """Grids of one row per step take the fewest CTAs (or clusters) that leave
     each the same most rows; grids of row blocks (ROWS) keep the formula's."""
@@ -211,29 +224,31 @@ def test_layernorm_launches(mods, n):
 
 
 def test_deterministic_backwards_store_their_partial_rows():
-    """fnk.torch under torch.use_deterministic_algorithms: the RMSNorm splits
-    that add into rows of sums store one row per cluster instead
-    (rmsnorm_bwd_split, the same consts and grid, with ptxas asked for the
-    grid's CTAs per SM where they fit one at once); every other launch is
-    unchanged."""
+    """fnk.torch under torch.use_deterministic_algorithms: the splits that
+    add into rows of sums store one row per cluster CTA instead
+    (rmsnorm_bwd_split, layernorm_bwd_split: the same consts and grid, and
+    for RMSNorm ptxas asked for the grid's CTAs per SM where they fit one at
+    once); every other launch is unchanged."""
     for n in WIDTHS:
         for m in (2048, 32768):
-            plain, det = schedules.rms_bwd(n, m=m, sms=SMS), schedules.rms_bwd(n, m=m, sms=SMS, deterministic=True)
-            if plain.kernel == "rmsnorm_bwd_split_acc":
-                ctas = 2 if plain.consts["BLOCK_N"] == 4096 else 1  # two 8-warp CTAs per SM; 16 warps fill one
-                assert det == plain._replace(kernel="rmsnorm_bwd_split", consts={**plain.consts, "CTAS": ctas})
+            for bwd in (schedules.rms_bwd, schedules.ln_bwd):
+                plain, det = bwd(n, m=m, sms=SMS), bwd(n, m=m, sms=SMS, deterministic=True)
+                if plain.kernel == "rmsnorm_bwd_split_acc":
+                    ctas = 2 if plain.consts["BLOCK_N"] == 4096 else 1  # two 8-warp CTAs per SM; 16 warps fill one
+                    assert det == plain._replace(kernel="rmsnorm_bwd_split", consts={**plain.consts, "CTAS": ctas})
+                elif plain.kernel == "layernorm_bwd_split_acc":
+                    assert det == plain._replace(kernel="layernorm_bwd_split")
+                else:
+                    assert det == plain
                 assert schedules.partial_rows(m, SMS, det) == schedules.partial_rows(m, SMS, plain)
-            else:
-                assert det == plain
 
 
 @pytest.mark.parametrize("norm,n", [("rms", 6000), ("ln", 8193)])
 def test_deterministic_partial_rows(mods, norm, n):
     """The deterministic wide-row backwards as fnk.torch runs them, at 40
-    rows (20 clusters, more than ACC_ROWS): RMSNorm's split storing one
-    partial row per cluster, LayerNorm's split adding into its own row of
-    zeros each (one add onto +0.0: the partial exactly); then the partial
-    rows summed in order. dx, dw (and db) against float64."""
+    rows (20 clusters, more than ACC_ROWS): the split storing one partial
+    row per cluster CTA into poisoned rows, then the partial rows summed in
+    order. dx, dw (and db) against float64."""
     rms, ln = mods
     m = 40
     r = np.random.default_rng(n)
@@ -252,15 +267,14 @@ def test_deterministic_partial_rows(mods, norm, n):
         close(dx, g * r64[:, None] - x64 * ((g * x64).sum(axis=1) * r64 ** 3 / n)[:, None], "dx")
         close(dw, (dy * x64 * r64[:, None]).sum(axis=0), "dw")
         return
-    bwd = schedules.ln_bwd(n, m=m, sms=SMS, dtype="f32")
+    bwd = schedules.ln_bwd(n, m=m, sms=SMS, dtype="f32", deterministic=True)
     p = schedules.partial_rows(m, SMS, bwd)
-    assert bwd.kernel == "layernorm_bwd_split_acc" and p == 20
+    assert bwd.kernel == "layernorm_bwd_split" and p == 20
     mu, r64 = x64.mean(axis=1), 1 / np.sqrt(x64.var(axis=1) + 1e-5)
     xhat = (x64 - mu[:, None]) * r64[:, None]
-    dwp, dbp = np.zeros((p, n), np.float32), np.zeros((p, n), np.float32)
+    dwp, dbp = np.full((p, n), np.nan, np.float32), np.full((p, n), np.nan, np.float32)
     dw, db = np.full(n, np.nan, np.float32), np.full(n, np.nan, np.float32)
-    ln.layernorm_bwd_split_acc(x, w, dy, mu.astype(np.float32), r64.astype(np.float32), dx, dwp, dbp, **bwd.consts,
-                               P=p, T="f32")
+    ln.layernorm_bwd_split(x, w, dy, mu.astype(np.float32), r64.astype(np.float32), dx, dwp, dbp, **bwd.consts, T="f32")
     ln.layernorm_bwd_dwdb(dwp, dbp, dw, db, T="f32")
     ref = r64[:, None] * (g - g.mean(axis=1, keepdims=True) - xhat * (g * xhat).mean(axis=1, keepdims=True))
     close(dx, ref, "dx")

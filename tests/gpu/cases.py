@@ -105,6 +105,11 @@ def split_cases(x, w, dy, cluster, min_block, fwd_p):
         yield ("stdlib/norm/layernorm.fnk", "layernorm_bwd_split_acc",
                {"x": x, "w": w, "dy": dy, "mean": mu, "rstd": r}, ["dx", "dw_acc", "db_acc"], {}, {"R": 2},
                {**split, "P": 3, "PF": pf, "WS": ws})
+    # Its deterministic form (fnk.torch under torch.use_deterministic_algorithms): one stored row per cluster CTA.
+    for pf, ws in ((1, 0), (1, 1)):
+        yield ("stdlib/norm/layernorm.fnk", "layernorm_bwd_split",
+               {"x": x, "w": w, "dy": dy, "mean": mu, "rstd": r}, ["dx", "dw_partial", "db_partial"], {}, {"P": 3},
+               {**split, "PF": pf, "WS": ws})
     # The rings of bench/variants.fnk (copy_async): x (and dy) staged rows ahead in shared memory.
     yield ("bench/variants.fnk", "rms_fwd_split_ring", {"x": x, "w": w}, ["y", "rstd"], {"eps": 1e-5}, {},
            {**split, "P": fwd_p, "S": 3})

@@ -63,12 +63,12 @@ if [ $checks = 1 ]; then
   # instead of st.async pushes.
   knob_checks full_tiles0 FNK_FULL_TILES=0 layernorm_fwd,dit_modulate_fwd
   knob_checks both_bodies FNK_JIT_ONE_BODY=0 layernorm_fwd_row,dit_modulate_fwd
-  knob_checks nosib FNK_NO_SIBLING_REDUCE=1 lang_cluster,layernorm_bwd_split_acc,layernorm_fwd
-  knob_checks defer FNK_CLUSTER_DEFER=1 split_pipe,split_l2pipe,lang_cluster,rmsnorm_fwd_split,layernorm_bwd_split_acc
+  knob_checks nosib FNK_NO_SIBLING_REDUCE=1 lang_cluster,layernorm_bwd_split,layernorm_fwd
+  knob_checks defer FNK_CLUSTER_DEFER=1 split_pipe,split_l2pipe,lang_cluster,rmsnorm_fwd_split,layernorm_bwd_split
   knob_checks nopdl FNK_PDL=0 lang_cluster,lang_reduce
   knob_checks pdl FNK_PDL=1 lang_cluster,lang_reduce
-  knob_checks nowarppush FNK_WARP_PUSH=0 lang_cluster,lang_warp_push,rmsnorm_fwd_split,rmsnorm_bwd_split,layernorm_bwd_split_acc
-  knob_checks async0 FNK_CLUSTER_ASYNC=0 lang_cluster,lang_warp_push,rmsnorm_fwd_split,rmsnorm_bwd_split,layernorm_bwd_split_acc
+  knob_checks nowarppush FNK_WARP_PUSH=0 lang_cluster,lang_warp_push,rmsnorm_fwd_split,rmsnorm_bwd_split,layernorm_bwd_split
+  knob_checks async0 FNK_CLUSTER_ASYNC=0 lang_cluster,lang_warp_push,rmsnorm_fwd_split,rmsnorm_bwd_split,layernorm_bwd_split
 fi
 if [ $checks = 1 ]; then
   # Every kernel (stdlib, examples, variants, conformance) through ptxas, also

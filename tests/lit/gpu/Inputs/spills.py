@@ -27,7 +27,7 @@ for dt in ("bf16", "f32"):
         for launch in (schedules.rms_fwd(n, dtype=dt), schedules.rms_bwd(n, dtype=dt), schedules.rms_bwd(n, m=1, dtype=dt),
                        schedules.rms_bwd(n, dtype=dt, deterministic=True),
                        schedules.ln_fwd(n, dtype=dt), schedules.ln_bwd(n, dtype=dt),
-                       schedules.ln_bwd(n, m=1, dtype=dt)):
+                       schedules.ln_bwd(n, m=1, dtype=dt), schedules.ln_bwd(n, dtype=dt, deterministic=True)):
             consts = {**launch.consts, **({"T": dt} if dt != "bf16" else {})}
             key = (launch.kernel, tuple(sorted(consts.items())))
             launches[key] = files["rmsnorm" if launch.kernel.startswith("rms") else "layernorm"]
