@@ -120,10 +120,22 @@ def _row_l2(m, sms):
 
 def rms_bwd(n, resident=None, m=None, sms=132, dtype="bf16", deterministic=False):
     """Short rows several per step, in 2048-element tiles with 4 CTAs per
-    SM: at 4 warps up to 512 columns (131072x512 127 us with the rows in warps,
-    against 134 at 8 warps, 149 for 4096-element tiles at 2 per SM and 521 one
-    row at a time), at 8 beyond (65536x1024 134 against 139 at 4 and 147;
-    32768x2048 116 against 148); one row per step up to 8192; then the
+    SM, at 4 warps up to 512 columns (131072x512 127 us with the rows in
+    warps, against 134 at 8 warps, 149 for 4096-element tiles at 2 per SM
+    and 521 one row at a time); then one row per step (rmsnorm_bwd), at 4
+    warps and 4 CTAs per SM up to 2048 columns, at 8 and 2 up to 4096
+    (backend v28, the whole backward with its dw sum, against the tiles at 8
+    warps and 16-warp rows at one CTA per SM: 65536x1024 114.4 us against
+    141.4, 43690x1536 112.3 against 140.3, 32768x2048 108.7 against 123.6,
+    22369x3000 122.3 against 188.7, 16384x4096 104.4 against 129.2; at 4096
+    rows 18.7, 23.2, 24.5-28, 33.7, 35.6 against 19.6, 25.6, 28.3, 40.3,
+    40.5; torch.compile at 64M elements: 123.8 at 1024 columns, 137.3 at
+    4096); the row walk at that occupancy hides its reduction behind the
+    other CTAs' loads, where the tiles' bigger steps did not. float32 rows
+    take twice the warps at half the CTAs per SM, the registers their
+    elements need (32768x1024 110.7 us against 111.6 at bf16's setting and
+    120.3 for the tiles; 16384x2048 118.6 against 125.9; 8192x4096 at 16
+    warps, one CTA per SM, 124.3 against 127.4 at 8 and 2); then the
     cluster split: clusters of 4 and 8 CTAs walk 8 CTAs per SM's worth
     (8192x65536: 868 us at 8, 897 at 16, 912 at 4; 8192x32768 424 at 8, 417
     at 16, 431 at 4), clusters of two (8193-16384 columns, one 16-warp CTA
@@ -175,13 +187,16 @@ def _storing(launch, **consts):
 
 
 def _rms_bwd(n, resident, m, sms, dtype):
-    if n <= 2048:
-        return Launch("rmsnorm_bwd_rows", rows_tile(n, 4 if n <= 512 else 8, elems=2048), per_sm=4)
-    if 4096 < n <= 8192:
+    if n <= 512:
+        return Launch("rmsnorm_bwd_rows", rows_tile(n, 4, elems=2048), per_sm=4)
+    if n <= 4096:
+        warps, per_sm = (4, 4) if n <= 2048 else (8, 2)
+        if dtype == "f32":  # twice the registers per element: twice the threads per row, half the CTAs per SM
+            warps, per_sm = 2 * warps, per_sm // 2
+        return Launch("rmsnorm_bwd", {"BLOCK_N": block(n), "WARPS": warps, "L2": _row_l2(m, sms)}, per_sm=per_sm)
+    if n <= 8192:
         return Launch("rmsnorm_bwd_split_acc", {"BLOCK_N": 4096, "CLUSTER": 2, "WARPS": 8, "L2": 2}, per_sm=2,
                       cluster=2)
-    if n <= 4096:
-        return Launch("rmsnorm_bwd", {"BLOCK_N": block(n), "WARPS": BWD_ROW_WARPS, "L2": _row_l2(m, sms)})
     c, b, warps = split(n, backward=True)
     if b >= 16384:
         # float32 without the next row loaded ahead: with it ptxas spills 440 bytes, and 1024x262144 ran 2150 us
@@ -217,9 +232,13 @@ def ln_bwd(n, m=None, sms=132, dtype="bf16", deterministic=False):
     tiles with 2 CTAs per SM, rows in warps: at 8 warps up to 512 columns
     (131072x512 114 us, against 160 in the blocked layout and 521 one row at
     a time), at 4 up to 1024 (65536x1024 121, against 149 for 2048-element
-    tiles); 2048 columns in 2048-element tiles at 4 warps, 4 per SM
-    (32768x2048 125 against 162 for two rows at 8 warps); one row per step
-    beyond (32768x8192: 402 us, backend v8), asking L2 for the row two steps
+    tiles); then one row per step (layernorm_bwd), at 8 warps and 2 CTAs per
+    SM up to 2048 columns (backend v28, with the dw and db sums: 32768x2048
+    119.3 us and 4096x2048 27.9, against 134.1 and 35.7 for 2048-element
+    tiles at 4 warps, 4 per SM; float32 16384x2048 118.8 and 21845x1536
+    125.3 against 126.6 and 132.4), and at 16 warps, one CTA per SM, beyond
+    (32768x8192: 402 us, backend v8; 16384x4096 121.3, 4096x4096 41.5,
+    against 114.3 and 44.9 at 4 warps, 2 per SM: a tie), asking L2 for the row two steps
     ahead as rms_bwd's row kernel does (386.0 us, backend v14). float32 rows
     of more than 4096 columns go without the next row loaded ahead and
     without the L2 request: with the row ahead ptxas spills 76-84 bytes, and
@@ -250,7 +269,7 @@ def _ln_bwd(n, m, sms, dtype):
     if n <= 1024:
         return Launch("layernorm_bwd_rows", rows_tile(n, 8 if n <= 512 else 4), per_sm=2)
     if n <= 2048:
-        return Launch("layernorm_bwd_rows", rows_tile(n, 4, elems=2048), per_sm=4)
+        return Launch("layernorm_bwd", {"BLOCK_N": block(n), "WARPS": 8, "L2": _row_l2(m, sms)}, per_sm=2)
     if 8192 < n <= 8 * 8192:
         c, b, warps = split(n, backward=True)
         consts = {"BLOCK_N": b, "CLUSTER": c, "WARPS": warps, **({"WS": 1} if dtype == "f32" else {})}

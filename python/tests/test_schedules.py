@@ -65,7 +65,9 @@ def test_row_backwards_ask_l2_for_long_walks():
     assert schedules.rms_bwd(4096, m=32 * SMS, sms=SMS).consts["L2"] == 2
     assert schedules.rms_bwd(4096, m=32 * SMS - 1, sms=SMS).consts["L2"] == 0
     assert schedules.rms_bwd(4096).consts["L2"] == 2
-    assert "L2" not in schedules.rms_bwd(1024, m=8, sms=SMS).consts
+    assert schedules.rms_bwd(1024, m=32 * SMS, sms=SMS).consts["L2"] == 2
+    assert schedules.ln_bwd(2048, m=8, sms=SMS).consts["L2"] == 0
+    assert "L2" not in schedules.rms_bwd(512, m=8, sms=SMS).consts
     assert "L2" not in schedules.rms_bwd(65536, m=8, sms=SMS).consts
     assert schedules.ln_bwd(8192, m=32 * SMS, sms=SMS).consts["L2"] == 2
     assert schedules.ln_bwd(4096, m=SMS, sms=SMS).consts["L2"] == 0
@@ -132,6 +134,27 @@ def test_layernorm_backward_of_wide_rows_over_clusters():
         assert schedules.ln_bwd(n).kernel == "layernorm_bwd"
 
 
+def test_short_row_backwards_walk_one_row_per_step():
+    """From 513 (RMSNorm) or 1025 (LayerNorm) columns to 4096 the backwards
+    walk one row per step at several CTAs per SM: RMSNorm at 4 warps and 4
+    per SM up to 2048 columns, 8 and 2 beyond (float32: twice the warps,
+    half the CTAs); LayerNorm at 8 and 2 up to 2048, 16 and 1 beyond
+    (backend v28); narrower rows go in [ROWS, N] tiles."""
+    for n, rms, ln in ((512, None, None), (513, (4, 4), None), (1024, (4, 4), None), (1025, (4, 4), (8, 2)),
+                       (2048, (4, 4), (8, 2)), (2049, (8, 2), (16, 1)), (4096, (8, 2), (16, 1))):
+        for bwd, want, row in ((schedules.rms_bwd, rms, "rmsnorm_bwd"), (schedules.ln_bwd, ln, "layernorm_bwd")):
+            s = bwd(n, m=32768, sms=SMS)
+            if want is None:
+                assert s.kernel == row + "_rows", (n, s)
+            else:
+                assert (s.kernel, s.consts["WARPS"], s.per_sm, s.consts["BLOCK_N"]) == (row, *want, schedules.block(n))
+                p = schedules.partial_rows(32768, SMS, s)  # per_sm x SMs CTAs' walk, balanced
+                assert p <= want[1] * SMS and -(-32768 // p) == -(-32768 // (want[1] * SMS))
+        if rms is not None:
+            f32 = schedules.rms_bwd(n, m=32768, sms=SMS, dtype="f32")
+            assert (f32.consts["WARPS"], f32.per_sm) == (2 * rms[0], rms[1] // 2)
+
+
 def test_split_backwards_of_two_cta_clusters_run_one_wave():
     """The backward splits over clusters of two CTAs (8193-16384 columns,
     one 16-warp CTA per SM) run one resident wave, RMSNorm's as LayerNorm's:
@@ -154,7 +177,7 @@ def test_partial_rows_balanced():
         most = -(-m // formula)
         assert p <= formula and -(-m // p) == most and (p == 1 or -(-m // (p - 1)) > most), (m, p)
     assert schedules.partial_rows(2048, SMS, split) == 128
-    rows = schedules.rms_bwd(1024, m=2048, sms=SMS)
+    rows = schedules.rms_bwd(512, m=2048, sms=SMS)
     assert "ROWS" in rows.consts and schedules.partial_rows(2048, SMS, rows) == min(2048, 4 * SMS)
 
 
