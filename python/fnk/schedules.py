@@ -38,15 +38,42 @@ def block(n):
     return b
 
 
-def split(n, backward=False):
+def exact_split(n):
+    """(CLUSTER, BLOCK_N) for a row of 4097 to 65536 columns that is 3 or 5
+    power-of-two slices of 1024 to 8192 columns (5120 = 5 x 1024, 6144 = 3 x
+    2048, 10240 = 5 x 2048, 12288 = 3 x 4096; the widest slices), else None.
+    Padded to a power of two, such rows leave a quarter or more of the lanes
+    idle, and in a cluster of two the second CTA with a part of the work.
+    fnk.torch's RMSNorm in bf16 on the H200 (backend v28), the forward and
+    the backward in us, padded / exact: 13107x5120 105.8 / 77.3 and 189.7 /
+    116.6; 10922x6144 84.0 / 72.3, 139.7 / 120.9; 6553x10240 103.6 / 72.2,
+    198.5 / 124.7; 5461x12288 81.7 / 74.3, 146.7 / 116.9. Seven slices lost
+    to the padding's 7/8 of the lanes (9362x7168 over 7 x 1024: 78.0 /
+    118.2 against 73.0 / 107.8; 4681x14336 over 7 x 2048: the backward 122.5
+    against 112.9), and narrower rows keep their padded tiles (26214x2560:
+    the backward 152.0 one row per step, 170.6 over 5 x 512)."""
+    if n <= 4096 or n > 65536:
+        return None
+    for b in (8192, 4096, 2048, 1024):
+        if n % b == 0 and n // b in (3, 5):
+            return n // b, b
+    return None
+
+
+def split(n, backward=False, exact=False):
     """(CLUSTER, BLOCK_N, WARPS) for rows wider than one tile: the row spread
-    over a cluster. From bench/tune.py on the H200 (docs/perf-notes.md, "GPU
+    over a cluster. With `exact`, a row that exact_split cuts into slices
+    without padding takes those, at 16 columns per thread (the backward) or
+    32 (the forward), at least 2 warps. From bench/tune.py on the H200 (docs/perf-notes.md, "GPU
     backend v3" and "v5"): clusters of up to 8 CTAs of 8192 columns, then
     16 CTAs of up to 16384 (1024x262144 forward: 16 x 16384 309 us, 8 x 32768
     382; backward: 8 x 32768 spills, 4790). The forward holds 32 columns per
     thread (x only); the backward, which also holds w and its dw partial, 16,
     capped at 16 warps (8192x65536: 8 x 8192 at 16 warps 868 us, at 8 916;
     1024x262144: 16 x 16384 at 16 warps 900, at 32 1199)."""
+    cut = exact_split(n) if exact else None
+    if cut:
+        return cut[0], cut[1], max(2, cut[1] // (512 if backward else 1024))
     cluster = 2
     while cluster < 8 and cluster * 8192 < n:
         cluster *= 2
@@ -63,7 +90,7 @@ def split(n, backward=False):
 # 32768x8192 on the H200, backend v3: LayerNorm 16 warps 536 us, 8 546-562
 # (backend v1, RMSNorm: 16 warps 645, 8 681, 32 742).
 BWD_ROW_WARPS = 16
-THREADS_PER_SM = 2048  # Hopper's most resident threads per SM
+REGS_PER_SM = 65536  # Hopper's register file per SM, in 32-bit registers
 
 
 def rows_tile(n, warps, elems=4096):
@@ -99,11 +126,12 @@ def rms_fwd(n, sms=132, resident=None, dtype="bf16"):
         return Launch("rmsnorm_fwd_rows", rows_tile(n, 8, elems=8192))
     if n <= 2048:
         return Launch("rmsnorm_fwd_rows", rows_tile(n, 4))
-    if n <= 8192:
+    exact = dtype != "f32"  # exact_split was measured in bf16
+    if n <= 8192 and not (exact and exact_split(n)):
         if dtype == "f32" and n > 4096:
             return Launch("rmsnorm_fwd", {"BLOCK_N": 4096, "WARPS": 8})
         return Launch("rmsnorm_fwd_row", {"BLOCK_N": block(n)})
-    c, b, warps = split(n)
+    c, b, warps = split(n, exact=exact)
     consts = {"BLOCK_N": b, "CLUSTER": c, "WARPS": warps}
     # P is a const of the kernel: the occupancy is asked of the P = 1 instance (same registers).
     probe = _resident_grid(Launch("rmsnorm_fwd_split", {**consts, "P": 1}, cluster=c), resident)
@@ -166,13 +194,15 @@ def rms_bwd(n, resident=None, m=None, sms=132, dtype="bf16", deterministic=False
     Several clusters add to each row of sums in the order they finish, so dw
     can differ in its last bit from run to run; deterministic (fnk.torch
     under torch.use_deterministic_algorithms) stores one row per cluster
-    instead (rmsnorm_bwd_split, the same consts: _storing), summed in row order; where
-    the grid's per_sm CTAs fit an SM at once (2 x 4096 columns, 8 warps),
-    ptxas is asked for them (CTAS), as it happens to meet them unasked for
-    the accumulating kernel."""
+    instead (rmsnorm_bwd_split, the same consts: _storing), summed in row
+    order; where the grid's per_sm CTAs fit an SM at once at 128 registers a
+    thread (2 x 4096 columns, 8 warps; 5 x 1024, 2 warps), ptxas is asked for
+    them (CTAS), as it happens to meet them unasked for the accumulating
+    kernel (asked for 8 CTAs of 8 warps, 3 x 4096 spilled 628 bytes)."""
     launch = _rms_bwd(n, resident, m, sms, dtype)
     if deterministic and launch.kernel == "rmsnorm_bwd_split_acc":
-        fits = launch.per_sm * 32 * launch.consts["WARPS"] <= THREADS_PER_SM
+        # per_sm CTAs at 128 registers a thread, what the accumulating kernel takes unasked
+        fits = launch.per_sm * 32 * launch.consts["WARPS"] * 128 <= REGS_PER_SM
         return _storing(launch, CTAS=launch.per_sm if fits else 1)
     return launch
 
@@ -194,17 +224,19 @@ def _rms_bwd(n, resident, m, sms, dtype):
         if dtype == "f32":  # twice the registers per element: twice the threads per row, half the CTAs per SM
             warps, per_sm = 2 * warps, per_sm // 2
         return Launch("rmsnorm_bwd", {"BLOCK_N": block(n), "WARPS": warps, "L2": _row_l2(m, sms)}, per_sm=per_sm)
-    if n <= 8192:
+    exact = dtype != "f32"  # exact_split was measured in bf16
+    if n <= 8192 and not (exact and exact_split(n)):
         return Launch("rmsnorm_bwd_split_acc", {"BLOCK_N": 4096, "CLUSTER": 2, "WARPS": 8, "L2": 2}, per_sm=2,
                       cluster=2)
-    c, b, warps = split(n, backward=True)
+    c, b, warps = split(n, backward=True, exact=exact)
     if b >= 16384:
         # float32 without the next row loaded ahead: with it ptxas spills 440 bytes, and 1024x262144 ran 2150 us
         # against 1225 (backend v21)
         consts = {"BLOCK_N": b, "CLUSTER": c, "WARPS": warps, **({"PF": 0} if dtype == "f32" else {})}
         return _resident_grid(Launch("rmsnorm_bwd_split_smem", consts, per_sm=6, cluster=c), resident)
-    return Launch("rmsnorm_bwd_split_acc", {"BLOCK_N": b, "CLUSTER": c, "WARPS": warps}, per_sm=1 if c == 2 else 8,
-                  cluster=c)
+    # exact slices of 1024 columns at 2 warps: 4 CTAs per SM's worth (13107x5120 117.3 us, 8: 122.5+)
+    return Launch("rmsnorm_bwd_split_acc", {"BLOCK_N": b, "CLUSTER": c, "WARPS": warps},
+                  per_sm=1 if c == 2 else 4 if warps == 2 else 8, cluster=c)
 
 
 def ln_fwd(n, sms=132, dtype="bf16"):

@@ -168,6 +168,21 @@ def test_split_backwards_of_two_cta_clusters_run_one_wave():
                 assert schedules.partial_rows(4096, SMS, s) == SMS // 2
 
 
+@pytest.mark.parametrize("n,cut", [(5120, (5, 1024)), (6144, (3, 2048)), (10240, (5, 2048)), (12288, (3, 4096))])
+def test_rows_of_exact_slices(mods, n, cut):
+    """Rows of 4097-65536 columns that are 3 or 5 power-of-two slices go over
+    clusters of that many CTAs in bf16, both ways, without padding; those
+    launches give the float64 answers in the interpreter; float32 and other
+    widths (powers of two, 7 slices, narrower rows) keep the padded splits."""
+    assert schedules.exact_split(n) == cut
+    fwd, bwd = check_rmsnorm(mods[0], n, schedule_dtype="bf16")
+    for launch in (fwd, bwd):
+        assert (launch.consts["CLUSTER"], launch.consts["BLOCK_N"]) == cut
+    assert schedules.rms_bwd(n, dtype="f32").consts["BLOCK_N"] != cut[1]
+    for other in (2560, 4096, 5000, 7168, 8192, 14336, 16384, 65536, 5 * 16384):
+        assert schedules.exact_split(other) is None
+
+
 def test_partial_rows_balanced():
     """Grids of one row per step take the fewest CTAs (or clusters) that leave
     each the same most rows; grids of row blocks (ROWS) keep the formula's."""
@@ -181,9 +196,11 @@ def test_partial_rows_balanced():
     assert "ROWS" in rows.consts and schedules.partial_rows(2048, SMS, rows) == min(2048, 4 * SMS)
 
 
-def check_rmsnorm(rms, n, resident=None):
+def check_rmsnorm(rms, n, resident=None, schedule_dtype="f32"):
+    """fnk.torch's RMSNorm launches for rows of n (as scheduled for
+    schedule_dtype) in the interpreter, in float32, against float64."""
     x, w, dy, _ = arrays(n, n)
-    fwd = schedules.rms_fwd(n, SMS, resident, dtype="f32")
+    fwd = schedules.rms_fwd(n, SMS, resident, dtype=schedule_dtype)
     y, rstd = np.full_like(x, np.nan), np.full(M, np.nan, np.float32)
     getattr(rms, fwd.kernel)(x, w, y, rstd, eps=1e-6, **fwd.consts, T="f32")
     x64 = x.astype(np.float64)
@@ -191,7 +208,7 @@ def check_rmsnorm(rms, n, resident=None):
     close(y, x64 * r64[:, None] * w, f"{fwd.kernel} y")
     close(rstd, r64, f"{fwd.kernel} rstd")
 
-    bwd = schedules.rms_bwd(n, resident, dtype="f32")
+    bwd = schedules.rms_bwd(n, resident, dtype=schedule_dtype)
     dx = np.full_like(x, np.nan)
     dw = np.full(n, np.nan, np.float32)
     p = schedules.partial_rows(M, SMS, bwd)
@@ -252,12 +269,13 @@ def test_deterministic_backwards_store_their_partial_rows():
     (rmsnorm_bwd_split, layernorm_bwd_split: the same consts and grid, and
     for RMSNorm ptxas asked for the grid's CTAs per SM where they fit one at
     once); every other launch is unchanged."""
-    for n in WIDTHS:
+    for n in WIDTHS + [5120, 12288]:
         for m in (2048, 32768):
             for bwd in (schedules.rms_bwd, schedules.ln_bwd):
                 plain, det = bwd(n, m=m, sms=SMS), bwd(n, m=m, sms=SMS, deterministic=True)
                 if plain.kernel == "rmsnorm_bwd_split_acc":
-                    ctas = 2 if plain.consts["BLOCK_N"] == 4096 else 1  # two 8-warp CTAs per SM; 16 warps fill one
+                    # two 8-warp CTAs per SM (2 x 4096), four 2-warp (5 x 1024); 16 warps, or 8 x 8, fill one
+                    ctas = {(2, 4096): 2, (5, 1024): 4}.get((plain.cluster, plain.consts["BLOCK_N"]), 1)
                     assert det == plain._replace(kernel="rmsnorm_bwd_split", consts={**plain.consts, "CTAS": ctas})
                 elif plain.kernel == "layernorm_bwd_split_acc":
                     assert det == plain._replace(kernel="layernorm_bwd_split")
