@@ -251,9 +251,18 @@ def ln_fwd(n, sms=132, dtype="bf16"):
     walks). float32 rows take the chunks at every width: the whole 8192-column
     row spills 720 bytes at its 80 registers, and ran 873.9 us at 32768x8192
     against 589.6 for 2048-wide chunks at 4 warps (4096 at 8 / 16 warps: 632.8
-    / 658.2; backend v21)."""
+    / 658.2; backend v21). Rows of 5120 and 6144 columns (exact_split, 4097
+    to 8192 columns, bf16) go over clusters of 5 or 3 CTAs instead
+    (layernorm_fwd_split, backend v28: 13107x5120 103.4 us, 10922x6144 87.5,
+    against 182.0 and 138.6 one padded 8192-wide row per CTA); wider ones
+    tied the chunks (6553x10240 91.0 against 90.1)."""
     if n <= 2048:
         return Launch("layernorm_fwd_rows", rows_tile(n, 4))
+    cut = exact_split(n) if dtype != "f32" and n <= 8192 else None
+    if cut:  # 3 or 5 slices, 12 CTAs per SM's worth (13107x5120: 103.4 us, against 182.0 one padded row per CTA)
+        c, b = cut
+        return Launch("layernorm_fwd_split", {"BLOCK_N": b, "CLUSTER": c, "WARPS": min(4, max(2, b // 512)),
+                                              "P": max(1, 12 * sms // c)})
     if 4096 < n <= 8192 and dtype != "f32":
         return Launch("layernorm_fwd_row", {"BLOCK_N": 8192, "WARPS": 8, "CTAS": 3, "L2": 3 * sms})
     return Launch("layernorm_fwd", {"BLOCK_N": 2048, "WARPS": 4})
@@ -291,7 +300,11 @@ def ln_bwd(n, m=None, sms=132, dtype="bf16", deterministic=False):
     one resident wave (P = 66: 435 against 453 for 264), clusters of 8 walk 8
     CTAs per SM's worth (P = 131: 1069; 66: 1143; 16: 1834), and clusters of
     4 (16385-32768 columns) the same (16384x32768: P = 261 1038, 132 1105).
-    deterministic: the split stores its partial rows instead
+    In bf16, rows of 3 or 5 power-of-two slices (exact_split) go over
+    clusters of that many CTAs of 16 columns a thread, at least 4 warps, 8
+    CTAs per SM's worth (backend v28, with the dw and db sums: 13107x5120
+    135.5 us, 10922x6144 130.0, 6553x10240 129.4, 5461x12288 140.9, against
+    192.7, 157.1, 234.4, 201.5 padded). deterministic: the split stores its partial rows instead
     (layernorm_bwd_split), as rms_bwd's."""
     launch = _ln_bwd(n, m, sms, dtype)
     return _storing(launch) if deterministic and launch.kernel == "layernorm_bwd_split_acc" else launch
@@ -302,6 +315,11 @@ def _ln_bwd(n, m, sms, dtype):
         return Launch("layernorm_bwd_rows", rows_tile(n, 8 if n <= 512 else 4), per_sm=2)
     if n <= 2048:
         return Launch("layernorm_bwd", {"BLOCK_N": block(n), "WARPS": 8, "L2": _row_l2(m, sms)}, per_sm=2)
+    cut = exact_split(n) if dtype != "f32" else None
+    if cut:  # 16 columns a thread, at least 4 warps (13107x5120: 135.5 us at 4, 137.2 at 2)
+        c, b = cut
+        return Launch("layernorm_bwd_split_acc", {"BLOCK_N": b, "CLUSTER": c, "WARPS": max(4, b // 512)}, per_sm=8,
+                      cluster=c)
     if 8192 < n <= 8 * 8192:
         c, b, warps = split(n, backward=True)
         consts = {"BLOCK_N": b, "CLUSTER": c, "WARPS": warps, **({"WS": 1} if dtype == "f32" else {})}

@@ -98,6 +98,9 @@ def split_cases(x, w, dy, cluster, min_block, fwd_p):
     # Three clusters adding their partials into two rows of sums (fnk run zeroes an atomically added output).
     yield ("stdlib/norm/rmsnorm.fnk", "rmsnorm_bwd_split_acc", {"x": x, "w": w, "dy": dy, "rstd": _rstd(x)},
            ["dx", "dw_acc"], {}, {"R": 2}, {**split, "P": 3})
+    b = np.random.default_rng(x.shape[-1]).standard_normal(x.shape[-1])
+    yield ("stdlib/norm/layernorm.fnk", "layernorm_fwd_split", {"x": x + 3.0, "w": w, "b": b}, ["y", "mean", "rstd"],
+           {"eps": 1e-5}, {}, {**split, "P": fwd_p})
     mu, r = _mean_rstd(x)
     # With the next row loaded ahead (fnk.torch's) and without; w's slice in registers (fnk.torch's in bf16) and
     # in shared memory (in float32).

@@ -26,7 +26,8 @@ def close(a, b, dtype, what):
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
-@pytest.mark.parametrize("shape", [(1, 1), (3, 7), (64, 1000), (4099, 256), (5, 4096), (2, 3, 8192), (4, 20000), (3, 65536), (9, 262144)])
+@pytest.mark.parametrize("shape", [(1, 1), (3, 7), (64, 1000), (4099, 256), (5, 4096), (37, 5120), (2, 3, 8192), (9, 12288),
+                                   (4, 20000), (3, 65536), (9, 262144)])
 def test_rms_norm_matches_torch(shape, dtype):
     g = torch.Generator(device="cuda").manual_seed(sum(shape))
     x = torch.randn(*shape, device="cuda", generator=g).to(dtype).requires_grad_()
@@ -192,8 +193,8 @@ def test_rms_norm_backward_workspace_waits_for_the_other_stream():
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
-@pytest.mark.parametrize("shape", [(1, 1), (3, 7), (64, 1000), (4099, 256), (300, 5000), (2, 5, 8192), (4, 20000),
-                                   (3, 65536), (2, 131072)])
+@pytest.mark.parametrize("shape", [(1, 1), (3, 7), (64, 1000), (4099, 256), (300, 5000), (37, 5120), (2, 5, 8192),
+                                   (9, 6144), (4, 20000), (7, 10240), (3, 65536), (2, 131072)])
 def test_layer_norm_matches_torch(shape, dtype):
     g = torch.Generator(device="cuda").manual_seed(7 + sum(shape))
     n = shape[-1]
