@@ -60,23 +60,29 @@ def exact_split(n):
     return None
 
 
-def split(n, backward=False, exact=False):
+def split(n, backward=False, dtype="f32"):
     """(CLUSTER, BLOCK_N, WARPS) for rows wider than one tile: the row spread
-    over a cluster. With `exact`, a row that exact_split cuts into slices
-    without padding takes those, at 16 columns per thread (the backward) or
-    32 (the forward), at least 2 warps. From bench/tune.py on the H200 (docs/perf-notes.md, "GPU
+    over a cluster. From bench/tune.py on the H200 (docs/perf-notes.md, "GPU
     backend v3" and "v5"): clusters of up to 8 CTAs of 8192 columns, then
     16 CTAs of up to 16384 (1024x262144 forward: 16 x 16384 309 us, 8 x 32768
     382; backward: 8 x 32768 spills, 4790). The forward holds 32 columns per
     thread (x only); the backward, which also holds w and its dw partial, 16,
     capped at 16 warps (8192x65536: 8 x 8192 at 16 warps 868 us, at 8 916;
-    1024x262144: 16 x 16384 at 16 warps 900, at 32 1199)."""
-    cut = exact_split(n) if exact else None
+    1024x262144: 16 x 16384 at 16 warps 900, at 32 1199). The forward takes
+    clusters of 16 CTAs of 8192 columns before slices of 16384 (backend v28:
+    512x131072 75.8 us against 92.1 over 8 x 16384, 682x98304 122.3 against
+    134.2; float32 256x131072 107.2 against 117.8, where 8 x 16384 also
+    spilled 4 bytes). In 2-byte dtypes (measured in bf16 only), a row that
+    exact_split cuts into 3 or 5 slices without padding takes those, at
+    least 2 warps."""
+    cut = exact_split(n) if dtype != "f32" else None
     if cut:
         return cut[0], cut[1], max(2, cut[1] // (512 if backward else 1024))
     cluster = 2
     while cluster < 8 and cluster * 8192 < n:
         cluster *= 2
+    if not backward and cluster * 8192 < n:  # the forward: 16 x 8192 before wider slices
+        cluster = 16
     while cluster < 16 and cluster * 16384 < n:
         cluster *= 2
     width = 256
@@ -126,16 +132,16 @@ def rms_fwd(n, sms=132, resident=None, dtype="bf16"):
         return Launch("rmsnorm_fwd_rows", rows_tile(n, 8, elems=8192))
     if n <= 2048:
         return Launch("rmsnorm_fwd_rows", rows_tile(n, 4))
-    exact = dtype != "f32"  # exact_split was measured in bf16
-    if n <= 8192 and not (exact and exact_split(n)):
+    if n <= 8192 and not (dtype != "f32" and exact_split(n)):
         if dtype == "f32" and n > 4096:
             return Launch("rmsnorm_fwd", {"BLOCK_N": 4096, "WARPS": 8})
         return Launch("rmsnorm_fwd_row", {"BLOCK_N": block(n)})
-    c, b, warps = split(n, exact=exact)
+    c, b, warps = split(n, dtype=dtype)
     consts = {"BLOCK_N": b, "CLUSTER": c, "WARPS": warps}
-    # P is a const of the kernel: the occupancy is asked of the P = 1 instance (same registers).
-    probe = _resident_grid(Launch("rmsnorm_fwd_split", {**consts, "P": 1}, cluster=c), resident)
-    p = probe.grid or max(1, (12 if c <= 8 else 6) * sms // c)
+    # P is a const of the kernel: the occupancy is asked of the P = 1 instance (same registers). Clusters of 16
+    # CTAs of 8192 columns walk 8 CTAs per SM's worth (512x131072: 75.4 us; 6: 76.7, 12: 78.0; backend v28).
+    probe = _resident_grid(Launch("rmsnorm_fwd_split", {**consts, "P": 1}, cluster=c), resident) if b > 8192 else None
+    p = probe.grid if probe and probe.grid else max(1, (12 if c <= 8 else 6 if b > 8192 else 8) * sms // c)
     return Launch("rmsnorm_fwd_split", {**consts, "P": p})
 
 
@@ -224,11 +230,10 @@ def _rms_bwd(n, resident, m, sms, dtype):
         if dtype == "f32":  # twice the registers per element: twice the threads per row, half the CTAs per SM
             warps, per_sm = 2 * warps, per_sm // 2
         return Launch("rmsnorm_bwd", {"BLOCK_N": block(n), "WARPS": warps, "L2": _row_l2(m, sms)}, per_sm=per_sm)
-    exact = dtype != "f32"  # exact_split was measured in bf16
-    if n <= 8192 and not (exact and exact_split(n)):
+    if n <= 8192 and not (dtype != "f32" and exact_split(n)):
         return Launch("rmsnorm_bwd_split_acc", {"BLOCK_N": 4096, "CLUSTER": 2, "WARPS": 8, "L2": 2}, per_sm=2,
                       cluster=2)
-    c, b, warps = split(n, backward=True, exact=exact)
+    c, b, warps = split(n, backward=True, dtype=dtype)
     if b >= 16384:
         # float32 without the next row loaded ahead: with it ptxas spills 440 bytes, and 1024x262144 ran 2150 us
         # against 1225 (backend v21)
@@ -321,7 +326,7 @@ def _ln_bwd(n, m, sms, dtype):
         return Launch("layernorm_bwd_split_acc", {"BLOCK_N": b, "CLUSTER": c, "WARPS": max(4, b // 512)}, per_sm=8,
                       cluster=c)
     if 8192 < n <= 8 * 8192:
-        c, b, warps = split(n, backward=True)
+        c, b, warps = split(n, backward=True)  # a power-of-two split (the exact ones are above)
         consts = {"BLOCK_N": b, "CLUSTER": c, "WARPS": warps, **({"WS": 1} if dtype == "f32" else {})}
         return Launch("layernorm_bwd_split_acc", consts, per_sm=1 if c == 2 else 8, cluster=c)
     if dtype == "f32" and n > 4096:

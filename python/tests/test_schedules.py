@@ -188,6 +188,17 @@ def test_rows_of_exact_slices(mods, n, cut):
         assert schedules.exact_split(other) is None
 
 
+def test_forward_splits_take_16_by_8192_before_wider_slices():
+    """The RMSNorm forward spreads rows of 65537-131072 columns over 16 CTAs
+    of 8192 columns, 8 CTAs per SM's worth of clusters, before it widens the
+    slices to 16384 (backend v28); the backward keeps 8 x 16384."""
+    for n in (65537, 131072):
+        f = schedules.rms_fwd(n, SMS)
+        assert (f.consts["CLUSTER"], f.consts["BLOCK_N"], f.consts["WARPS"], f.consts["P"]) == (16, 8192, 8, 8 * SMS // 16)
+        assert schedules.rms_bwd(n).consts["CLUSTER"] == 8
+    assert schedules.rms_fwd(131073, SMS).consts["BLOCK_N"] == 16384
+
+
 def test_partial_rows_balanced():
     """Grids of one row per step take the fewest CTAs (or clusters) that leave
     each the same most rows; grids of row blocks (ROWS) keep the formula's."""
