@@ -133,7 +133,8 @@ def dit(reps, sms):
 
     cases = [("torch copy (mul by 1: the bench's copy column)", lambda: torch.mul(x, 1.0, out=y),
               lambda: float((y != x).sum())),
-             ("fnk example (the bench's launch)", lambda: getattr(ex, launch.kernel)(*t, eps=1e-6, **launch.consts), err)]
+             ("fnk example (the bench's launch)",
+              lambda: getattr(ex, launch.kernel)(*t, eps=1e-6, **launch.consts), err)]
     for rows in (1, 2, 4, 8, 16):
         for warps in (1, 2, 4, 8):
             if rows * H // (32 * warps) > 128:

@@ -175,8 +175,8 @@ def rms_bwd(n, resident=None, m=None, sms=132, dtype="bf16", deterministic=False
     at 16, 431 at 4), clusters of two (8193-16384 columns, one 16-warp CTA
     per SM) one resident wave, as LayerNorm's (4096x16384: 102.7 us against
     120.5 at 8 per SM; 2048x16384 55.7 against 77.2, 16384x16384 382.8
-    against 401.0, 4096x12288 112.1 against 137.1; backend v28). Slices of 16384
-    columns keep dw in shared memory, with 6 CTAs per SM over the 16-CTA
+    against 401.0, 4096x12288 112.1 against 137.1; backend v28). Slices of
+    16384 columns keep dw in shared memory, with 6 CTAs per SM over the 16-CTA
     clusters (1024x262144: 639 us, against 661 at 4 and 668 at 8, and 900 for
     rmsnorm_bwd_split), or the clusters resident at once (_resident_grid:
     620 us; 580 since the kernel updates dw before its cluster reduction,
@@ -274,7 +274,7 @@ def ln_fwd(n, sms=132, dtype="bf16"):
 
 
 def ln_bwd(n, m=None, sms=132, dtype="bf16", deterministic=False):
-    """As the RMSNorm backward, without a split. Short rows in 4096-element
+    """As the RMSNorm backward. Short rows in 4096-element
     tiles with 2 CTAs per SM, rows in warps: at 8 warps up to 512 columns
     (131072x512 114 us, against 160 in the blocked layout and 521 one row at
     a time), at 4 up to 1024 (65536x1024 121, against 149 for 2048-element
@@ -284,8 +284,8 @@ def ln_bwd(n, m=None, sms=132, dtype="bf16", deterministic=False):
     tiles at 4 warps, 4 per SM; float32 16384x2048 118.8 and 21845x1536
     125.3 against 126.6 and 132.4), and at 16 warps, one CTA per SM, beyond
     (32768x8192: 402 us, backend v8; 16384x4096 121.3, 4096x4096 41.5,
-    against 114.3 and 44.9 at 4 warps, 2 per SM: a tie), asking L2 for the row two steps
-    ahead as rms_bwd's row kernel does (386.0 us, backend v14). float32 rows
+    against 114.3 and 44.9 at 4 warps, 2 per SM: a tie), asking L2 for the
+    row two steps ahead as rms_bwd's row kernel does (386.0 us, backend v14). float32 rows
     of more than 4096 columns go without the next row loaded ahead and
     without the L2 request: with the row ahead ptxas spills 76-84 bytes, and
     32768x8192 ran 1266-1280 us against 911-912 (PF = 0 with the L2 request:
@@ -309,8 +309,8 @@ def ln_bwd(n, m=None, sms=132, dtype="bf16", deterministic=False):
     clusters of that many CTAs of 16 columns a thread, at least 4 warps, 8
     CTAs per SM's worth (backend v28, with the dw and db sums: 13107x5120
     135.5 us, 10922x6144 130.0, 6553x10240 129.4, 5461x12288 140.9, against
-    192.7, 157.1, 234.4, 201.5 padded). deterministic: the split stores its partial rows instead
-    (layernorm_bwd_split), as rms_bwd's."""
+    192.7, 157.1, 234.4, 201.5 padded). deterministic: the split stores its
+    partial rows instead (layernorm_bwd_split), as rms_bwd's."""
     launch = _ln_bwd(n, m, sms, dtype)
     return _storing(launch) if deterministic and launch.kernel == "layernorm_bwd_split_acc" else launch
 

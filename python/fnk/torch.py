@@ -242,7 +242,8 @@ class _RMSNorm(torch.autograd.Function):
         dt = _dtype(x2)
         plan = _rms_bwd_plan(n, m, device, dt, torch.are_deterministic_algorithms_enabled())
         dw = _new_like(w)
-        _backward_sums(mod, plan, device, (x2, w, dy2, rstd, dx), (dw,), mod.rmsnorm_bwd_dw_take, mod.rmsnorm_bwd_dw, dt)
+        _backward_sums(mod, plan, device, (x2, w, dy2, rstd, dx), (dw,), mod.rmsnorm_bwd_dw_take, mod.rmsnorm_bwd_dw,
+                       dt)
         return dx.view(ctx.shape), dw, None
 
 

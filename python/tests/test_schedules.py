@@ -194,7 +194,8 @@ def test_forward_splits_take_16_by_8192_before_wider_slices():
     slices to 16384 (backend v28); the backward keeps 8 x 16384."""
     for n in (65537, 131072):
         f = schedules.rms_fwd(n, SMS)
-        assert (f.consts["CLUSTER"], f.consts["BLOCK_N"], f.consts["WARPS"], f.consts["P"]) == (16, 8192, 8, 8 * SMS // 16)
+        got = (f.consts["CLUSTER"], f.consts["BLOCK_N"], f.consts["WARPS"], f.consts["P"])
+        assert got == (16, 8192, 8, 8 * SMS // 16)
         assert schedules.rms_bwd(n).consts["CLUSTER"] == 8
     assert schedules.rms_fwd(131073, SMS).consts["BLOCK_N"] == 16384
 
