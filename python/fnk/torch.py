@@ -101,32 +101,23 @@ def _resident(module, dtype):
 # A call's schedule depends only on its shape, dtype, device and mode, so each
 # is worked out once: eager calls are bound by their host time at small sizes.
 @functools.lru_cache(maxsize=1024)
-def _rms_fwd_call(n, device, dtype):
-    """The RMSNorm forward's kernel and its consts."""
-    launch = schedules.rms_fwd(n, _sms(device), _resident("rmsnorm", dtype), dtype=dtype)
-    return getattr(_module("rmsnorm"), launch.kernel), {**launch.consts, "T": dtype}
+def _fwd_call(module, n, device, dtype):
+    """The forward's kernel of `module` (rmsnorm or layernorm) and its consts."""
+    if module == "rmsnorm":
+        launch = schedules.rms_fwd(n, _sms(device), _resident(module, dtype), dtype=dtype)
+    else:
+        launch = schedules.ln_fwd(n, _sms(device), dtype=dtype)
+    return getattr(_module(module), launch.kernel), {**launch.consts, "T": dtype}
 
 
 @functools.lru_cache(maxsize=1024)
-def _rms_bwd_plan(n, m, device, dtype, deterministic):
-    """(launch, its partial rows P, its accumulated rows R) of an RMSNorm backward."""
+def _bwd_plan(module, n, m, device, dtype, deterministic):
+    """(launch, its partial rows P, its accumulated rows R) of `module`'s backward."""
     sms = _sms(device)
-    launch = schedules.rms_bwd(n, _resident("rmsnorm", dtype), m=m, sms=sms, dtype=dtype, deterministic=deterministic)
-    return launch, schedules.partial_rows(m, sms, launch), schedules.acc_rows(m, sms, launch)
-
-
-@functools.lru_cache(maxsize=1024)
-def _ln_fwd_call(n, device, dtype):
-    """The LayerNorm forward's kernel and its consts."""
-    launch = schedules.ln_fwd(n, _sms(device), dtype=dtype)
-    return getattr(_module("layernorm"), launch.kernel), {**launch.consts, "T": dtype}
-
-
-@functools.lru_cache(maxsize=1024)
-def _ln_bwd_plan(n, m, device, dtype, deterministic):
-    """(launch, its partial rows P, its accumulated rows R) of a LayerNorm backward."""
-    sms = _sms(device)
-    launch = schedules.ln_bwd(n, m=m, sms=sms, dtype=dtype, deterministic=deterministic)
+    if module == "rmsnorm":
+        launch = schedules.rms_bwd(n, _resident(module, dtype), m=m, sms=sms, dtype=dtype, deterministic=deterministic)
+    else:
+        launch = schedules.ln_bwd(n, m=m, sms=sms, dtype=dtype, deterministic=deterministic)
     return launch, schedules.partial_rows(m, sms, launch), schedules.acc_rows(m, sms, launch)
 
 
@@ -225,7 +216,7 @@ class _RMSNorm(torch.autograd.Function):
         y = _new_like(x2)
         device = x2.device
         rstd = _new((x2.shape[0],), torch.float32, device)
-        kernel, consts = _rms_fwd_call(n, device, _dtype(x2))
+        kernel, consts = _fwd_call("rmsnorm", n, device, _dtype(x2))
         kernel(x2, w, y, rstd, eps=float(eps), **consts)
         ctx.save_for_backward(x2, w, rstd)
         ctx.shape = x.shape
@@ -240,7 +231,7 @@ class _RMSNorm(torch.autograd.Function):
         dx = _new_like(x2)
         mod = _module("rmsnorm")
         dt = _dtype(x2)
-        plan = _rms_bwd_plan(n, m, device, dt, torch.are_deterministic_algorithms_enabled())
+        plan = _bwd_plan("rmsnorm", n, m, device, dt, torch.are_deterministic_algorithms_enabled())
         dw = _new_like(w)
         _backward_sums(mod, plan, device, (x2, w, dy2, rstd, dx), (dw,), mod.rmsnorm_bwd_dw_take, mod.rmsnorm_bwd_dw,
                        dt)
@@ -258,7 +249,7 @@ class _LayerNorm(torch.autograd.Function):
         device = x2.device
         mean = _new((m,), torch.float32, device)
         rstd = _new((m,), torch.float32, device)
-        kernel, consts = _ln_fwd_call(n, device, _dtype(x2))
+        kernel, consts = _fwd_call("layernorm", n, device, _dtype(x2))
         kernel(x2, w, b, y, mean, rstd, eps=float(eps), **consts)
         ctx.save_for_backward(x2, w, mean, rstd)
         ctx.shape = x.shape
@@ -272,7 +263,7 @@ class _LayerNorm(torch.autograd.Function):
         dy2 = dy.contiguous().view(m, n).to(x2.dtype)
         dx = _new_like(x2)
         dt = _dtype(x2)
-        plan = _ln_bwd_plan(n, m, device, dt, torch.are_deterministic_algorithms_enabled())
+        plan = _bwd_plan("layernorm", n, m, device, dt, torch.are_deterministic_algorithms_enabled())
         mod = _module("layernorm")
         dw, db = _new_like(w), _new_like(w)
         _backward_sums(mod, plan, device, (x2, w, dy2, mean, rstd, dx), (dw, db), mod.layernorm_bwd_dwdb_take,
