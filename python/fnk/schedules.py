@@ -92,9 +92,9 @@ def split(n, backward=False, dtype="f32"):
     return cluster, width, max(4, warps)
 
 
-# The backward row kernels' warps (2048 < n <= 8192): bench/tune.py at
-# 32768x8192 on the H200, backend v3: LayerNorm 16 warps 536 us, 8 546-562
-# (backend v1, RMSNorm: 16 warps 645, 8 681, 32 742).
+# The LayerNorm backward row kernel's warps (2048 < n <= 8192): bench/tune.py
+# at 32768x8192 on the H200, backend v3: 16 warps 536 us, 8 546-562. RMSNorm's
+# row kernel (up to 4096 columns) takes its own since backend v28 (rms_bwd).
 BWD_ROW_WARPS = 16
 REGS_PER_SM = 65536  # Hopper's register file per SM, in 32-bit registers
 
@@ -138,17 +138,20 @@ def rms_fwd(n, sms=132, resident=None, dtype="bf16"):
         return Launch("rmsnorm_fwd_row", {"BLOCK_N": block(n)})
     c, b, warps = split(n, dtype=dtype)
     consts = {"BLOCK_N": b, "CLUSTER": c, "WARPS": warps}
-    # P is a const of the kernel: the occupancy is asked of the P = 1 instance (same registers). Clusters of 16
-    # CTAs of 8192 columns walk 8 CTAs per SM's worth (512x131072: 75.4 us; 6: 76.7, 12: 78.0; backend v28).
-    probe = _resident_grid(Launch("rmsnorm_fwd_split", {**consts, "P": 1}, cluster=c), resident) if b > 8192 else None
-    p = probe.grid if probe and probe.grid else max(1, (12 if c <= 8 else 6 if b > 8192 else 8) * sms // c)
+    # Clusters of 16 CTAs of 16384 columns: those resident at once, when the driver says (P is a const of the
+    # kernel: the occupancy is asked of the P = 1 instance, the same registers), else 6 CTAs per SM's worth;
+    # of 8192 columns 8 (512x131072: 75.4 us; 6: 76.7, 12: 78.0; backend v28); smaller clusters 12.
+    grid = _resident_grid(Launch("rmsnorm_fwd_split", {**consts, "P": 1}, cluster=c), resident).grid if b > 8192 else 0
+    p = grid or max(1, (12 if c <= 8 else 6 if b > 8192 else 8) * sms // c)
     return Launch("rmsnorm_fwd_split", {**consts, "P": p})
 
 
 def _row_l2(m, sms):
-    """The row backwards' L2 const: rows two steps ahead asked into L2 when
-    each of the sms CTAs walks 32 rows or more of the m (or m is not known),
-    none for shorter walks (rms_bwd's measurements)."""
+    """The row backwards' L2 const: rows two steps ahead asked into L2 for m
+    of 32 x sms rows or more (or m not known), none below (rms_bwd's
+    measurements, at one CTA per SM: 32-row walks; the grids of 2 or 4 CTAs
+    per SM since backend v28 were measured at 4096 rows without the request
+    and at 16384-65536 with it, not in between)."""
     return 0 if m is not None and m < 32 * sms else 2
 
 
