@@ -126,18 +126,30 @@ bool Elaborator::constBoolArg(const std::string& fname, const CallArgs& args, co
   return true;
 }
 
-// `stream = true` on a load or store of a global tensor: the data is used once
-// (the "stream" attribute; on the GPU an L2 evict_first policy). A shared
-// buffer has no L2 lines to hint.
-bool Elaborator::streamArg(const std::string& fname, const CallArgs& args, const EVal& view, ir::AttrDict& a) {
-  bool stream;
-  if (!constBoolArg(fname, args, "stream", stream)) return false;
-  if (stream && !view.value->type().isTensor()) {
-    diags_.error(args.get("stream")->range,
-                 fname + "(stream = true) hints how a global tensor's lines leave L2, not a shared buffer's");
-    return false;
+// `stream = true` / `keep = true` on a load or store of a global tensor: the
+// data is used once, or used again soon (the "stream" and "keep" attributes;
+// on the GPU evict_first and evict_last priorities in L1 and L2). A shared
+// buffer has no L1 or L2 lines to hint, and one access takes one priority.
+bool Elaborator::evictionArg(const std::string& fname, const CallArgs& args, const EVal& view, ir::AttrDict& a) {
+  bool hinted = false;
+  for (const char* key : {"stream", "keep"}) {
+    bool on;
+    if (!constBoolArg(fname, args, key, on)) return false;
+    if (!on) continue;
+    if (!view.value->type().isTensor()) {
+      diags_.error(args.get(key)->range, fname + "(" + key +
+                                             " = true) hints how a global tensor's lines leave the caches, not a "
+                                             "shared buffer's");
+      return false;
+    }
+    if (hinted) {
+      diags_.error(args.get(key)->range, fname + "() takes stream = true (used once) or keep = true (used again), "
+                                             "not both");
+      return false;
+    }
+    hinted = true;
+    a.set(key, true);
   }
-  if (stream) a.set("stream", true);
   return true;
 }
 
@@ -411,7 +423,7 @@ EVal Elaborator::builtin(const std::string& fname, CallArgs& args, SourceRange r
     return EVal::none(r);
   }
   if (fname == "load") {
-    if (!expect(1, 1, {"mask", "other", "stream"})) return EVal::error();
+    if (!expect(1, 1, {"mask", "other", "stream", "keep"})) return EVal::error();
     const EVal& view = args.pos[0];
     if (view.isError()) return view;
     if (view.kind != EVal::Kind::View) {
@@ -444,7 +456,7 @@ EVal Elaborator::builtin(const std::string& fname, CallArgs& args, SourceRange r
       ops.push_back(v);
       a.set(key, true);
     }
-    if (!checkTile(dt, shape, r) || !streamArg(fname, args, view, a)) return EVal::error();
+    if (!checkTile(dt, shape, r) || !evictionArg(fname, args, view, a)) return EVal::error();
     return EVal::of(emit(OpKind::Load, r, ops, Type::tile(dt, shape), a), r);
   }
   if (fname == "prefetch") {
@@ -599,7 +611,7 @@ EVal Elaborator::builtin(const std::string& fname, CallArgs& args, SourceRange r
   // the memory held before: the same operands and checks.
   if (fname == "store" || fname == "atomic_add") {
     const bool atomic = fname == "atomic_add";
-    if (!(atomic ? expect(2, 2, {"mask", "release"}) : expect(2, 2, {"mask", "stream"}))) return EVal::error();
+    if (!(atomic ? expect(2, 2, {"mask", "release"}) : expect(2, 2, {"mask", "stream", "keep"}))) return EVal::error();
     const EVal& view = args.pos[0];
     if (view.isError() || args.pos[1].isError()) return EVal::error();
     if (view.kind != EVal::Kind::View) {
@@ -661,7 +673,7 @@ EVal Elaborator::builtin(const std::string& fname, CallArgs& args, SourceRange r
       if (!checkTile(dt, shape, r)) return EVal::error();
       return EVal::of(emit(OpKind::Atomic, r, ops, Type::tile(dt, shape), a), r);
     }
-    if (!streamArg(fname, args, view, a)) return EVal::error();
+    if (!evictionArg(fname, args, view, a)) return EVal::error();
     builder_.create(OpKind::Store, r, ops, {}, a);
     return EVal::none(r);
   }

@@ -97,7 +97,7 @@ public:
   bool constBoolArg(const std::string& fname, const CallArgs& args, const char* key, bool& value);
   /// A load's or store's `stream = true` (a compile-time bool, global tensors
   /// only) into its attributes; false after a diagnostic.
-  bool streamArg(const std::string& fname, const CallArgs& args, const EVal& view, ir::AttrDict& a);
+  bool evictionArg(const std::string& fname, const CallArgs& args, const EVal& view, ir::AttrDict& a);
   bool copyOperands(const std::string& fname, const CallArgs& args, SourceRange r, bool toShared = true);
   bool runIndices(const std::string& fname, const EVal& view);
   std::string typeStr(const EVal& v) const;

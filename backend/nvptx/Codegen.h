@@ -42,7 +42,7 @@ enum class Knob {
   TreeFold,            // FNK_TREE_FOLD (default 1): a row's warp partials folded pairwise, 0: one after another
   Pdl,                 // FNK_PDL: programmatic dependent launch (nvptx::kPdlSymbol)
   NoSwizzle,           // FNK_NO_SWIZZLE: shared buffers of 4-byte elements in the plain layout
-  NoStream,            // FNK_NO_STREAM: loads and stores with stream = true take the default L2 policy
+  NoStream,            // FNK_NO_STREAM: loads and stores with stream = true or keep = true take the default priority
   JitOneBody,          // FNK_JIT_ONE_BODY (default 1): the JIT compiles only the body of a versioned kernel a launch runs
   WarpPush,            // FNK_WARP_PUSH (default 1): a CTA sum feeding a scalar cluster.reduce pushed by each warp
 };

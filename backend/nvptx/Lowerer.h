@@ -371,13 +371,17 @@ public:
   /// For a reduction over rank groups of G: the rank this CTA's group starts
   /// at (null when G is the whole cluster) and this CTA's place in it.
   std::pair<llvm::Value*, llvm::Value*> groupRanks(int64_t G);
-  /// A load's or store's `stream = true` on 16-byte global accesses
-  /// (Memory.cpp): the L2 evict_first policy (made once per access), and
-  /// the load and store that carry it.
-  bool streamAccess(const ir::Operation& op, const Mem& mem, const struct ChunkPlan& plan) const;
-  llvm::Value* streamPolicy();
-  llvm::Value* streamLoad(llvm::FixedVectorType* vty, llvm::Value* addr, llvm::Value* policy);
-  void streamStore(llvm::Value* v, llvm::Value* addr, llvm::Value* policy);
+  /// A load's or store's `stream = true` (evict_first) or `keep = true`
+  /// (evict_last) on 16-byte global accesses (Memory.cpp): the priority
+  /// (null for none) and its L2 policy, made once per access, and the load
+  /// and store that carry both, in L1 and in L2.
+  struct Eviction {
+    const char* priority = nullptr;
+    llvm::Value* policy = nullptr;
+  };
+  Eviction evictionOf(const ir::Operation& op, const Mem& mem, const struct ChunkPlan& plan);
+  llvm::Value* hintedLoad(llvm::FixedVectorType* vty, llvm::Value* addr, const Eviction& e);
+  void hintedStore(llvm::Value* v, llvm::Value* addr, const Eviction& e);
   /// The scalar cluster.reduce `first` and the later ones of its block whose
   /// values are lowered already, to push together (at most 4).
   /// With `warp`, siblings of a warp-partial reduce (warpPartials) instead.

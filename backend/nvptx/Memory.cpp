@@ -7,8 +7,8 @@
 // checked at run time once for the whole access (every chunk valid, every
 // address aligned: all C vector accesses in one block); when it fails, per
 // chunk, with per-element accesses as the chunk's fallback. A load or store
-// with `stream = true` of a global tensor issues its 16-byte accesses with an
-// L2 evict_first cache policy (streamAccess).
+// with `stream = true` or `keep = true` of a global tensor issues its vector
+// accesses with an evict_first or evict_last priority in L1 and L2 (evictionOf).
 #include <algorithm>
 #include <functional>
 #include <numeric>
@@ -349,12 +349,12 @@ TV Lowerer::loadAt(const ir::Operation& op, const std::vector<int64_t>& shape) {
   } else {
     const ChunkPlan plan = planChunks(*this, a, out.layout, ty, bytes);
     const int64_t pieces = V / plan.perPiece;
-    llvm::Value* policy = streamAccess(op, mem, plan) ? streamPolicy() : nullptr;
+    const Eviction ev = evictionOf(op, mem, plan);
     auto vectorChunk = [&](int64_t c) {
       std::vector<llvm::Value*> vecs;
       for (int64_t p = 0; p < pieces; ++p) {
         llvm::Value* pa = plan.piecePtr(*this, c, p);
-        vecs.push_back(policy ? streamLoad(plan.vty, pa, policy)
+        vecs.push_back(ev.priority ? hintedLoad(plan.vty, pa, ev)
                               : b.CreateAlignedLoad(plan.vty, pa, llvm::Align(plan.piece)));
       }
       return vecs;
@@ -381,35 +381,61 @@ TV Lowerer::loadAt(const ir::Operation& op, const std::vector<int64_t>& shape) {
   return out;
 }
 
-// `stream = true`: the 16-byte accesses of a global tensor go with an L2
-// evict_first cache policy (Triton's eviction_policy='evict_first'), so that
-// data used once leaves L2 before data that is used again; the policy is
-// made once per access (streamPolicy), not per 16-byte piece. Narrower vector
-// pieces and the element-by-element fallbacks keep the default policy.
-// FNK_NO_STREAM=1 ignores the attribute.
-bool Lowerer::streamAccess(const ir::Operation& op, const Mem& mem, const ChunkPlan& plan) const {
-  return op.attrs().getBool("stream") && mem.addrSpace == 1 && plan.piece == 16 && knob(Knob::NoStream) == 0;
+// `stream = true` / `keep = true`: the vector accesses of a global tensor (4,
+// 8 or 16 bytes) go with an evict_first / evict_last priority in L1 and an L2
+// cache policy of the same priority, as Triton lowers eviction_policy=
+// 'evict_first' / 'evict_last': data used once leaves the caches before data
+// used again. The policy is made once per access, not per piece. Narrower
+// pieces and the element-by-element fallbacks keep the default priority.
+// FNK_NO_STREAM=1 ignores both attributes.
+Lowerer::Eviction Lowerer::evictionOf(const ir::Operation& op, const Mem& mem, const ChunkPlan& plan) {
+  if (mem.addrSpace != 1 || plan.piece < 4 || knob(Knob::NoStream) != 0) return {};
+  const char* priority = op.attrs().getBool("stream") ? "evict_first" : op.attrs().getBool("keep") ? "evict_last" : nullptr;
+  if (!priority) return {};
+  const std::string make = std::string("createpolicy.fractional.L2::") + priority + ".b64 $0, 1.0;";
+  return {priority, ptx(make, "=l", b.getInt64Ty(), {}, false)};
 }
 
-llvm::Value* Lowerer::streamPolicy() {
-  return ptx("createpolicy.fractional.L2::evict_first.b64 $0, 1.0;", "=l", b.getInt64Ty(), {}, false);
+namespace {
+// The PTX vector suffix and operand list of a piece of `words` 32-bit words
+// whose registers are numbered from `first`: ".v4.b32", "{$0, $1, $2, $3}".
+std::pair<std::string, std::string> wordsOperand(unsigned words, unsigned first) {
+  std::string regs;
+  for (unsigned i = 0; i < words; ++i) regs += (i ? ", $" : "$") + std::to_string(first + i);
+  if (words == 1) return {".b32", regs};
+  return {".v" + std::to_string(words) + ".b32", "{" + regs + "}"};
 }
+}  // namespace
 
-llvm::Value* Lowerer::streamLoad(llvm::FixedVectorType* vty, llvm::Value* addr, llvm::Value* policy) {
+llvm::Value* Lowerer::hintedLoad(llvm::FixedVectorType* vty, llvm::Value* addr, const Eviction& e) {
+  const unsigned words = static_cast<unsigned>(mod.getDataLayout().getTypeAllocSize(vty)) / 4;
   llvm::Type* i32 = b.getInt32Ty();
-  llvm::Value* r = ptx("ld.global.L2::cache_hint.v4.b32 {$0, $1, $2, $3}, [$4], $5;", "=r,=r,=r,=r,l,l,~{memory}",
-                       llvm::StructType::get(ctx, {i32, i32, i32, i32}), {addr, policy});
-  llvm::Value* v = llvm::PoisonValue::get(llvm::FixedVectorType::get(i32, 4));
-  for (unsigned i = 0; i < 4; ++i) v = b.CreateInsertElement(v, b.CreateExtractValue(r, i), uint64_t{i});
+  const auto [suffix, regs] = wordsOperand(words, 0);
+  const std::string ld = std::string("ld.global.L1::") + e.priority + ".L2::cache_hint" + suffix + " " + regs + ", [$" +
+                         std::to_string(words) + "], $" + std::to_string(words + 1) + ";";
+  std::string constraints;
+  for (unsigned i = 0; i < words; ++i) constraints += "=r,";
+  std::vector<llvm::Type*> fields(words, i32);
+  llvm::Value* r = ptx(ld, constraints + "l,l,~{memory}", words == 1 ? i32 : llvm::StructType::get(ctx, fields),
+                       {addr, e.policy});
+  llvm::Value* v = llvm::PoisonValue::get(llvm::FixedVectorType::get(i32, words));
+  for (unsigned i = 0; i < words; ++i)
+    v = b.CreateInsertElement(v, words == 1 ? r : b.CreateExtractValue(r, i), uint64_t{i});
   return b.CreateBitCast(v, vty);
 }
 
-void Lowerer::streamStore(llvm::Value* v, llvm::Value* addr, llvm::Value* policy) {
-  llvm::Value* w = b.CreateBitCast(v, llvm::FixedVectorType::get(b.getInt32Ty(), 4));
+void Lowerer::hintedStore(llvm::Value* v, llvm::Value* addr, const Eviction& e) {
+  const unsigned words = static_cast<unsigned>(mod.getDataLayout().getTypeAllocSize(v->getType())) / 4;
+  llvm::Value* w = b.CreateBitCast(v, llvm::FixedVectorType::get(b.getInt32Ty(), words));
   std::vector<llvm::Value*> args{addr};
-  for (unsigned i = 0; i < 4; ++i) args.push_back(b.CreateExtractElement(w, uint64_t{i}));
-  args.push_back(policy);
-  ptx("st.global.L2::cache_hint.v4.b32 [$0], {$1, $2, $3, $4}, $5;", "l,r,r,r,r,l,~{memory}", b.getVoidTy(), args);
+  for (unsigned i = 0; i < words; ++i) args.push_back(b.CreateExtractElement(w, uint64_t{i}));
+  args.push_back(e.policy);
+  const auto [suffix, regs] = wordsOperand(words, 1);
+  const std::string st = std::string("st.global.L1::") + e.priority + ".L2::cache_hint" + suffix + " [$0], " + regs +
+                         ", $" + std::to_string(words + 1) + ";";
+  std::string constraints = "l,";
+  for (unsigned i = 0; i < words; ++i) constraints += "r,";
+  ptx(st, constraints + "l,~{memory}", b.getVoidTy(), args);
 }
 
 Status Lowerer::lowerStore(const ir::Operation& op) {
@@ -446,14 +472,14 @@ Status Lowerer::lowerStore(const ir::Operation& op) {
     return Status::ok();
   }
   const ChunkPlan plan = planChunks(*this, a, lay, ty, bytes);
-  llvm::Value* policy = streamAccess(op, mem, plan) ? streamPolicy() : nullptr;
+  const Eviction ev = evictionOf(op, mem, plan);
   auto vectorChunk = [&](int64_t c) {
     const size_t r0 = static_cast<size_t>(c * V);
     for (int64_t p = 0; p < V / plan.perPiece; ++p) {
       llvm::Value* vv = llvm::PoisonValue::get(plan.vty);
       for (int64_t k = 0; k < plan.perPiece; ++k)
         vv = b.CreateInsertElement(vv, memVal(r0 + p * plan.perPiece + k), static_cast<uint64_t>(k));
-      if (policy) streamStore(vv, plan.piecePtr(*this, c, p), policy);
+      if (ev.priority) hintedStore(vv, plan.piecePtr(*this, c, p), ev);
       else b.CreateAlignedStore(vv, plan.piecePtr(*this, c, p), llvm::Align(plan.piece));
     }
     return std::vector<llvm::Value*>{};
