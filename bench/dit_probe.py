@@ -58,8 +58,6 @@ def main():
         ("torch copy (mul by 1)", lambda: torch.mul(x, 1.0, out=y), copied),
         ("example as the bench launches it", *fwd(**schedules.dit_fwd(B, S, H, sms).consts)),
         ("example SB=256 L2=0", *fwd(SB=256)),
-        ("variant dit_fwd_keep (vectors keep = true) as the bench",
-         lambda: var.dit_fwd_keep(*t, eps=1e-6, **schedules.dit_fwd(B, S, H, sms).consts), lambda: tune.rel_err(y, ref)),
         ("example SB=256 L2=6*SMs STAGES=4", *fwd(SB=256, L2=6 * sms, STAGES=4)),
     ]
     # Probes (wrong by design, each checked against its own torch reference): the example without its

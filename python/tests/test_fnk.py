@@ -751,8 +751,9 @@ def test_cluster_reduce_of_warp_partials(n):
 
 
 def test_stream_changes_no_result():
-    """tests/gpu/lang.fnk's lang_stream (loads and stores with stream = true,
-    an L2 hint on the GPU) against NumPy, on whole and ragged rows."""
+    """tests/gpu/lang.fnk's lang_stream (loads and stores with stream = true
+    and keep = true, cache hints on the GPU) against NumPy, on whole and
+    ragged rows."""
     m = fnk.load(REPO / "tests" / "gpu" / "lang.fnk")
     for n in (1024, 1000):
         x = rng().standard_normal((5, n)).astype(np.float32)
