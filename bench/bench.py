@@ -5,7 +5,8 @@
 Every implementation runs in this one process on the same CUDA tensors: fnk
 (the stdlib kernels through the fnk package, on torch tensors, no copies),
 torch eager and torch.compile. Each call is captured once in a CUDA graph and
-replayed; the L2 is flushed (a 256 MB write) before every timed replay, and
+replayed; the L2 is flushed (evict_last lines reset, then a 256 MB write:
+flush_l2) before every timed replay, and
 the time is the median of the replays' CUDA-event times. The roofline is the
 device-to-device copy bandwidth measured in this run. Bytes count each tensor
 read or written once (x, y, dy, dx, w ...; small vectors too). fnk's outputs
@@ -20,6 +21,7 @@ speedup over each peer), writes bench.csv, and, with matplotlib, bandwidth-vs-N 
 (bw_fwd.png, bw_bwd.png; otherwise bench/plot.py draws them from the CSV).
 """
 import argparse
+import ctypes
 import csv
 import os
 import sys
@@ -55,11 +57,28 @@ def device_id():
 _flush = None
 
 
-def flush_l2():
-    global _flush
+_reset = None
+
+
+def flush_l2(in_graph=False):
+    """Empties L2 of the workload's lines: first every line marked evict_last
+    (`prefetch`, `keep = true`, Triton's eviction_policy='evict_last') back to
+    normal priority (cuCtxResetPersistingL2Cache), since a plain write keeps
+    those, then a 256 MB write. Without the reset, the lines a kernel marked
+    in one replay survived into the next: the 2048x8192 RMSNorm backward, whose
+    rows are asked into L2 with evict_last, timed 29.4 us against 30.8-30.9
+    with it (docs/perf-notes.md, backend v29). in_graph: only the write, as a
+    node of a graph being captured (which cannot synchronize)."""
+    global _flush, _reset
     if _flush is None:
         _flush = torch.empty(256 << 20, dtype=torch.uint8, device=DEV)
-    _flush.zero_()
+    if not in_graph:
+        if _reset is None:
+            _reset = ctypes.CDLL("libcuda.so.1").cuCtxResetPersistingL2Cache
+        torch.cuda.synchronize()  # the reset is not stream-ordered: nothing may be in flight
+        if _reset() != 0:
+            raise RuntimeError("cuCtxResetPersistingL2Cache failed")
+    _flush.zero_()  # after the reset, so that the GPU is busy while the timed replay is queued
 
 
 def time_graph(fn, reps):

@@ -392,6 +392,7 @@ Lowerer::Eviction Lowerer::evictionOf(const ir::Operation& op, const Mem& mem, c
   if (mem.addrSpace != 1 || plan.piece < 4 || knob(Knob::NoStream) != 0) return {};
   const char* priority = op.attrs().getBool("stream") ? "evict_first" : op.attrs().getBool("keep") ? "evict_last" : nullptr;
   if (!priority) return {};
+  if (op.attrs().getBool("keep") && knob(Knob::KeepL2, 1) == 0) return {priority, nullptr};
   const std::string make = std::string("createpolicy.fractional.L2::") + priority + ".b64 $0, 1.0;";
   return {priority, ptx(make, "=l", b.getInt64Ty(), {}, false)};
 }
@@ -411,13 +412,16 @@ llvm::Value* Lowerer::hintedLoad(llvm::FixedVectorType* vty, llvm::Value* addr, 
   const unsigned words = static_cast<unsigned>(mod.getDataLayout().getTypeAllocSize(vty)) / 4;
   llvm::Type* i32 = b.getInt32Ty();
   const auto [suffix, regs] = wordsOperand(words, 0);
-  const std::string ld = std::string("ld.global.L1::") + e.priority + ".L2::cache_hint" + suffix + " " + regs + ", [$" +
-                         std::to_string(words) + "], $" + std::to_string(words + 1) + ";";
+  const std::string l2 = e.policy ? ".L2::cache_hint" : "";
+  const std::string ld = std::string("ld.global.L1::") + e.priority + l2 + suffix + " " + regs + ", [$" +
+                         std::to_string(words) + "]" + (e.policy ? ", $" + std::to_string(words + 1) : "") + ";";
   std::string constraints;
   for (unsigned i = 0; i < words; ++i) constraints += "=r,";
+  std::vector<llvm::Value*> args{addr};
+  if (e.policy) args.push_back(e.policy);
   std::vector<llvm::Type*> fields(words, i32);
-  llvm::Value* r = ptx(ld, constraints + "l,l,~{memory}", words == 1 ? i32 : llvm::StructType::get(ctx, fields),
-                       {addr, e.policy});
+  llvm::Value* r = ptx(ld, constraints + (e.policy ? "l,l,~{memory}" : "l,~{memory}"),
+                       words == 1 ? i32 : llvm::StructType::get(ctx, fields), args);
   llvm::Value* v = llvm::PoisonValue::get(llvm::FixedVectorType::get(i32, words));
   for (unsigned i = 0; i < words; ++i)
     v = b.CreateInsertElement(v, words == 1 ? r : b.CreateExtractValue(r, i), uint64_t{i});
@@ -429,13 +433,13 @@ void Lowerer::hintedStore(llvm::Value* v, llvm::Value* addr, const Eviction& e) 
   llvm::Value* w = b.CreateBitCast(v, llvm::FixedVectorType::get(b.getInt32Ty(), words));
   std::vector<llvm::Value*> args{addr};
   for (unsigned i = 0; i < words; ++i) args.push_back(b.CreateExtractElement(w, uint64_t{i}));
-  args.push_back(e.policy);
+  if (e.policy) args.push_back(e.policy);
   const auto [suffix, regs] = wordsOperand(words, 1);
-  const std::string st = std::string("st.global.L1::") + e.priority + ".L2::cache_hint" + suffix + " [$0], " + regs +
-                         ", $" + std::to_string(words + 1) + ";";
+  const std::string st = std::string("st.global.L1::") + e.priority + (e.policy ? ".L2::cache_hint" : "") + suffix +
+                         " [$0], " + regs + (e.policy ? ", $" + std::to_string(words + 1) : "") + ";";
   std::string constraints = "l,";
   for (unsigned i = 0; i < words; ++i) constraints += "r,";
-  ptx(st, constraints + "l,~{memory}", b.getVoidTy(), args);
+  ptx(st, constraints + (e.policy ? "l,~{memory}" : "~{memory}"), b.getVoidTy(), args);
 }
 
 Status Lowerer::lowerStore(const ir::Operation& op) {
