@@ -58,7 +58,9 @@ fnk run options:
                            error per output, fail when over tolerance
   --bench                  (gpu) print the median of 100 event-timed launches
                            and GB/s (each tensor argument counted once), then
-                           registers, spills and resident CTAs and clusters
+                           registers, spills and resident CTAs and clusters;
+                           launches run back to back, so a working set that
+                           fits in L2 is timed warm
   -I DIR                   add an import search directory
   --stdlib DIR             use DIR as the standard library
 
