@@ -372,9 +372,9 @@ public:
   /// at (null when G is the whole cluster) and this CTA's place in it.
   std::pair<llvm::Value*, llvm::Value*> groupRanks(int64_t G);
   /// A load's or store's `stream = true` (evict_first) or `keep = true`
-  /// (evict_last) on 16-byte global accesses (Memory.cpp): the priority
-  /// (null for none) and its L2 policy, made once per access, and the load
-  /// and store that carry both, in L1 and in L2.
+  /// (evict_last) on 4-, 8- and 16-byte global accesses (Memory.cpp): the
+  /// priority (null for none) and its L2 policy, made once per access (null
+  /// for L1 alone: FNK_KEEP_L2=0), and the load and store that carry both.
   struct Eviction {
     const char* priority = nullptr;
     llvm::Value* policy = nullptr;

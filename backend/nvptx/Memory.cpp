@@ -387,12 +387,13 @@ TV Lowerer::loadAt(const ir::Operation& op, const std::vector<int64_t>& shape) {
 // 'evict_first' / 'evict_last': data used once leaves the caches before data
 // used again. The policy is made once per access, not per piece. Narrower
 // pieces and the element-by-element fallbacks keep the default priority.
-// FNK_NO_STREAM=1 ignores both attributes.
+// FNK_NO_STREAM=1 ignores both attributes; FNK_KEEP_L2=0 leaves keep's L2
+// policy out (an experiment: the RMSNorm forward's gain is the L2 policy's).
 Lowerer::Eviction Lowerer::evictionOf(const ir::Operation& op, const Mem& mem, const ChunkPlan& plan) {
-  if (mem.addrSpace != 1 || plan.piece < 4 || knob(Knob::NoStream) != 0) return {};
-  const char* priority = op.attrs().getBool("stream") ? "evict_first" : op.attrs().getBool("keep") ? "evict_last" : nullptr;
-  if (!priority) return {};
-  if (op.attrs().getBool("keep") && knob(Knob::KeepL2, 1) == 0) return {priority, nullptr};
+  const bool stream = op.attrs().getBool("stream"), keep = op.attrs().getBool("keep");
+  if (!(stream || keep) || mem.addrSpace != 1 || plan.piece < 4 || knob(Knob::NoStream) != 0) return {};
+  const char* priority = stream ? "evict_first" : "evict_last";
+  if (keep && knob(Knob::KeepL2, 1) == 0) return {priority, nullptr};
   const std::string make = std::string("createpolicy.fractional.L2::") + priority + ".b64 $0, 1.0;";
   return {priority, ptx(make, "=l", b.getInt64Ty(), {}, false)};
 }
