@@ -54,9 +54,7 @@ def device_id():
     return f"{p.name} {getattr(p, 'uuid', '?')}"
 
 
-_flush = None
-
-
+_flush = None  # the 256 MB flush_l2 writes, and the driver's cuCtxResetPersistingL2Cache, made at first use
 _reset = None
 
 

@@ -52,6 +52,9 @@ CANDIDATES = {
 }
 
 
+EPS = {"rms": 1e-6, "ln": 1e-5}  # bench.IMPLS's, which the references and fnk.torch's calls use
+
+
 def parse_case(text):
     n, kernel, consts = text.split(":")
     return int(n), (kernel, {k: int(v) for k, v in (kv.split("=") for kv in consts.split(",") if kv)})
@@ -76,18 +79,15 @@ def main():
     var = fnk.load(bench.REPO / "bench" / "variants.fnk")
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     worst = 0.0
+    fnk_f, ref_f = bench.IMPLS[a.norm]
     for m, n in shapes:
-        g = torch.Generator(device="cuda").manual_seed(n)
-        x = torch.randn(m, n, device="cuda", generator=g).to(dt)
-        w = (torch.rand(n, device="cuda", generator=g) + 0.5).to(dt)
-        b = torch.randn(n, device="cuda", generator=g).to(dt)
+        ins = [t.detach() for t in bench.make(a.norm, (m, n), dt)]
+        x, params = ins[0], ins[1:]
         y, stats = torch.empty_like(x), [torch.empty(m, device="cuda") for _ in range(2 if ln else 1)]
-        params = (w, b) if ln else (w,)
-        F = torch.nn.functional
-        ref = F.layer_norm(x.float(), (n,), w.float(), b.float(), 1e-6) if ln else F.rms_norm(x.float(), (n,), w.float(), 1e-6)
+        ref = ref_f(*(t.float() for t in ins))
         own = schedules.ln_fwd(n, sms, dtype=a.dtype) if ln else schedules.rms_fwd(n, sms, dtype=a.dtype)
-        comp = torch.compile(lambda x, *p: F.layer_norm(x, (n,), *p, 1e-6) if ln else bench.rms_ref(x, *p), dynamic=False)
-        ours = (lambda: fnk_torch.layer_norm(x, (n,), w, b, 1e-6)) if ln else (lambda: fnk_torch.rms_norm(x, w, 1e-6))
+        comp = torch.compile(ref_f, dynamic=False)
+        ours = lambda: fnk_f(*ins)  # noqa: E731
         cases = {f"fnk.torch ({own.kernel} {own.consts})": ours,
                  "torch.compile": lambda: comp(x, *params),
                  "copy (torch.mul)": lambda: torch.mul(x, 1.0, out=y)}
@@ -96,7 +96,7 @@ def main():
         for kernel, consts in launches:
             def launch(kernel=kernel, consts=consts):
                 mod, name = (var, kernel[4:]) if kernel.startswith("var.") else (lib, kernel)
-                getattr(mod, name)(x, *params, y, *stats, eps=1e-6, T=a.dtype, **consts)
+                getattr(mod, name)(x, *params, y, *stats, eps=EPS[a.norm], T=a.dtype, **consts)
             y.fill_(float("nan"))
             try:
                 launch()

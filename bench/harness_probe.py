@@ -4,7 +4,7 @@ forward leaves in L2. bench.py times a backward as (forward + backward) -
 forward, the two captured back to back in one graph, so the backward finds
 whatever of x the forward left in L2 (since backend v29 the whole-row
 forwards mark x keep = true). This times fnk.torch's backward that way and
-with the L2 flushed between the forward and the backward, for each workload:
+with a 256 MB write between the forward and the backward, for each workload:
 
     python3 bench/harness_probe.py [--shape KIND:MxN ...] [--reps N]
 
@@ -48,7 +48,7 @@ def main():
         fwd_flush = bench.time_graph(lambda: (f(*ins), bench.flush_l2(in_graph=True)), a.reps)
         both_flush = bench.time_graph(flushed, a.reps)
         print(f"  {kind} {shape[0]}x{shape[1]}: forward {fwd:7.2f} us, backward as the bench takes it "
-              f"{both - fwd:7.2f} us, with the L2 flushed between them {both_flush - fwd_flush:7.2f} us", flush=True)
+              f"{both - fwd:7.2f} us, with a 256 MB write between them {both_flush - fwd_flush:7.2f} us", flush=True)
     return 0
 
 

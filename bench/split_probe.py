@@ -124,11 +124,6 @@ def main():
                   ("fnk take alone", lambda: take(scratch))]
     for name, bwd in backwards.items():
         cases += [(f"fnk {name}", bwd), (f"fnk forward + {name}", lambda bwd=bwd: (fwd(), bwd()))]
-    # The first backward after the forward with the L2 flushed between them: what the backward takes when the
-    # forward leaves none of x in L2 (the bench's harness runs them back to back, as one graph).
-    first = next(iter(backwards.values()))
-    cases += [("fnk forward, L2 flushed", lambda: (fwd(), bench.flush_l2(in_graph=True))),
-              ("fnk forward, L2 flushed, first backward", lambda: (fwd(), bench.flush_l2(in_graph=True), first()))]
     if a.once:
         for name, fn in cases:
             print(f"  {name}", flush=True)
@@ -145,8 +140,6 @@ def main():
         for name in backwards:
             t = times[f"fnk forward + {name}"] - times[fwd_name]
             print(f"  {name:44} {t:8.2f} us  copy / it {cp / t:.3f}")
-        t = times["fnk forward, L2 flushed, first backward"] - times["fnk forward, L2 flushed"]
-        print(f"  {next(iter(backwards))} with L2 flushed after the forward: {t:8.2f} us")
     ref_dw = (dy.float() * x.float() * rstd[:, None]).sum(0)
     worst = 0.0
     for name, bwd in backwards.items():  # each backward's own answer, dx and dw poisoned first

@@ -845,7 +845,10 @@ std::vector<const ir::Operation*> Lowerer::prefetchLoads(const ir::Block& body, 
     // row's latency is what the loop waits on (the DiT backward walks 128
     // rows of 1024 per CTA).
     const int64_t minChunks = std::max<int64_t>(1, knob(Knob::PrefetchMinChunks, 1));
-    if (maxChunks < minChunks || pfRegs > 40 || !fits) pf.clear(), slices.clear();
+    if (maxChunks < minChunks || pfRegs > 40 || !fits) {
+      pf.clear();
+      slices.clear();
+    }
   }
   return pf;
 }
