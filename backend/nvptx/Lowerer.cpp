@@ -3,7 +3,6 @@
 // held register) and the helpers every other part of the lowering uses.
 #include "backend/nvptx/Lowerer.h"
 
-#include <algorithm>
 #include <cstdlib>
 #include <functional>
 #include <set>
@@ -760,46 +759,22 @@ bool Lowerer::stepFromData(const ir::Value* step) {
 // carried in registers through a queue of D, so the next rows' bytes are in
 // flight during this row's reductions. Past the end the row index is out of
 // bounds and the loads are masked off (no memory access). D is the kernel's
-// `launch(prefetch = D)`; without it, 1 when the registers allow. With
-// FNK_PREFETCH_DERIVED=1 (an experiment, not yet measured), an index or mask
-// the body computes from the induction variable and outside values by pure
-// elementwise and shape ops (a chunk's `c0 + arange(0, BLOCK_N)`) counts too:
-// `slices[i]` lists those ops of load i in body order, lowered again for the
-// later iteration before its load.
-std::vector<const ir::Operation*> Lowerer::prefetchLoads(const ir::Block& body, const std::vector<TV>& init,
-                                                         std::vector<std::vector<const ir::Operation*>>& slices) {
+// `launch(prefetch = D)`; without it, 1 when the registers allow.
+std::vector<const ir::Operation*> Lowerer::prefetchLoads(const ir::Block& body, const std::vector<TV>& init) {
   const int64_t asked = fn.prefetch();
   if (knob(Knob::NoPrefetch) != 0 || asked == 0) return {};
   const ir::Value* ivArg = body.argument(0);
-  const bool derived = knob(Knob::PrefetchDerived) != 0;
-  // The body's ops before `load` that its operand v depends on, appended to
-  // `slice` (dependencies first); false when v depends on anything but the
-  // induction variable, outside values and pure ops of the body.
-  std::function<bool(const ir::Value*, std::vector<const ir::Operation*>&, bool&)> sliceOf =
-      [&](const ir::Value* v, std::vector<const ir::Operation*>& slice, bool& usesIv) -> bool {
-    if (v == ivArg) return usesIv = true;
-    if (tiles.count(v)) return true;  // defined outside the loop (body values are not lowered yet)
-    const ir::Operation* d = v->definingOp();
-    if (!derived || !d || d->parentBlock() != &body || !ir::isPure(d->kind()) || d->kind() == ir::OpKind::Reduce)
-      return false;
-    if (std::find(slice.begin(), slice.end(), d) != slice.end()) return true;
-    for (const ir::Value* o : d->operands())
-      if (!sliceOf(o, slice, usesIv)) return false;
-    slice.push_back(d);
-    return true;
-  };
   std::vector<const ir::Operation*> pf;
   for (const auto& bop : body.ops()) {
     if (bop->kind() != ir::OpKind::Load) continue;
     auto mit = mems.find(bop->operand(0));
     if (mit == mems.end() || mit->second.addrSpace != 1 || written.count(bop->operand(0))) continue;
     bool ok = true, usesIv = false;
-    std::vector<const ir::Operation*> slice;
-    for (unsigned i = 1; ok && i < bop->numOperands(); ++i) ok = sliceOf(bop->operand(i), slice, usesIv);
-    if (ok && usesIv) {
-      pf.push_back(bop.get());
-      slices.push_back(std::move(slice));
+    for (unsigned i = 1; ok && i < bop->numOperands(); ++i) {
+      if (bop->operand(i) == ivArg) usesIv = true;
+      else ok = tiles.count(bop->operand(i)) != 0;  // defined outside the loop (body values are not lowered yet)
     }
+    if (ok && usesIv) pf.push_back(bop.get());
   }
   // Without a prefetch the kernel asked for, only when what stays live across
   // the loop fits in half the register cap (65536 / (T x resident CTAs), at
@@ -845,10 +820,7 @@ std::vector<const ir::Operation*> Lowerer::prefetchLoads(const ir::Block& body, 
     // row's latency is what the loop waits on (the DiT backward walks 128
     // rows of 1024 per CTA).
     const int64_t minChunks = std::max<int64_t>(1, knob(Knob::PrefetchMinChunks, 1));
-    if (maxChunks < minChunks || pfRegs > 40 || !fits) {
-      pf.clear();
-      slices.clear();
-    }
+    if (maxChunks < minChunks || pfRegs > 40 || !fits) pf.clear();
   }
   return pf;
 }
@@ -869,8 +841,7 @@ Status Lowerer::lowerFor(const ir::Operation& op) {
            [&] { intrinsic(llvm::Intrinsic::trap, {}, {}); });
 
   const ir::Value* ivArg = body.argument(0);
-  std::vector<std::vector<const ir::Operation*>> slices;  // per prefetched load: the body's ops its index needs
-  const std::vector<const ir::Operation*> pf = prefetchLoads(body, init, slices);
+  const std::vector<const ir::Operation*> pf = prefetchLoads(body, init);
   const int64_t depth = pf.empty() ? 0 : std::max<int64_t>(fn.prefetch(), 1);
   // A prefetched scalar (a row's mean or rstd) is loaded by lane 0 of each
   // warp and shuffled to the others when its iteration comes. Loaded by every
@@ -882,20 +853,16 @@ Status Lowerer::lowerFor(const ir::Operation& op) {
   const bool laneZero = !knob(Knob::UniformPrefetch);
   // (Any value every thread holds: a scalar or a one-element tile.)
   auto isScalarPf = [&](const ir::Operation* lop) { return laneZero && layoutOf(lop->result()->type().shape).uniform; };
-  auto lowerAt = [&](size_t i, llvm::Value* ivVal, TV& outTV) -> Status {
-    const ir::Operation* lop = pf[i];
+  auto lowerAt = [&](const ir::Operation* lop, llvm::Value* ivVal, TV& outTV) -> Status {
     TV ivT = makeTV(ivArg->type());
     ivT.regs[0] = ivVal;
     tiles[ivArg] = ivT;
-    for (const ir::Operation* d : slices[i])  // its index, for that iteration (FNK_PREFETCH_DERIVED)
-      if (Status s = lowerOp(*d); !s) return s;
     laneZeroScalarLoads_ = isScalarPf(lop);
     Status s = lowerOp(*lop);
     laneZeroScalarLoads_ = false;
     if (!s) return s;
     outTV = tiles[lop->result()];
     tiles.erase(lop->result());
-    for (const ir::Operation* d : slices[i]) tiles.erase(d->result());
     tiles.erase(ivArg);
     return Status::ok();
   };
@@ -908,7 +875,7 @@ Status Lowerer::lowerFor(const ir::Operation& op) {
   for (int64_t k = 0; k < depth; ++k) {
     llvm::Value* ivK = ahead(lo, k);
     for (size_t i = 0; i < pf.size(); ++i)
-      if (Status s = lowerAt(i, ivK, pfInit[k * pf.size() + i]); !s) return s;
+      if (Status s = lowerAt(pf[i], ivK, pfInit[k * pf.size() + i]); !s) return s;
   }
 
   // 16-bit loads cross the loop's phis as the 32-bit words they were loaded
@@ -964,7 +931,7 @@ Status Lowerer::lowerFor(const ir::Operation& op) {
     const size_t n = pf.size();
     llvm::Value* ivAhead = ahead(iv, depth);
     for (size_t i = 0; i < n; ++i)
-      if (Status s = lowerAt(i, ivAhead, pfNext[(depth - 1) * n + i]); !s) return s;
+      if (Status s = lowerAt(pf[i], ivAhead, pfNext[(depth - 1) * n + i]); !s) return s;
     for (size_t j = 0; j + n < pfCur.size(); ++j) pfNext[j] = pfCur[j + n];
     for (size_t i = 0; i < n; ++i) {
       TV t = pfCur[i];

@@ -198,8 +198,7 @@ public:
   /// The loads of a loop body that lowerFor issues ahead of their iteration
   /// (`init`: the loop-carried values, for the register estimate); empty when
   /// none qualify or, without `launch(prefetch = D)`, the registers do not allow.
-  std::vector<const ir::Operation*> prefetchLoads(const ir::Block& body, const std::vector<TV>& init,
-                                                  std::vector<std::vector<const ir::Operation*>>& slices);
+  std::vector<const ir::Operation*> prefetchLoads(const ir::Block& body, const std::vector<TV>& init);
   /// A load of `op`'s tensor at `shape` (its index operands broadcast to it).
   TV loadAt(const ir::Operation& op, const std::vector<int64_t>& shape);
   /// Loads of values every thread holds (uniform layout) are issued by lane 0

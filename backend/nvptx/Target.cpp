@@ -99,9 +99,8 @@ constexpr const char* kKnobNames[] = {"FNK_NO_CONTRACT",          "FNK_NO_HOIST"
                                       "FNK_TREE_FOLD",
                                       "FNK_PDL",                  "FNK_NO_SWIZZLE",
                                       "FNK_NO_STREAM",            "FNK_JIT_ONE_BODY",
-                                      "FNK_WARP_PUSH",            "FNK_KEEP_L2",
-                                      "FNK_PREFETCH_DERIVED"};  // in Knob's order
-static_assert(std::size(kKnobNames) == static_cast<size_t>(Knob::PrefetchDerived) + 1, "one name per Knob");
+                                      "FNK_WARP_PUSH",            "FNK_KEEP_L2"};  // in Knob's order
+static_assert(std::size(kKnobNames) == static_cast<size_t>(Knob::KeepL2) + 1, "one name per Knob");
 
 /// Each knob's text ("" when unset), read once.
 const std::vector<std::string>& knobTexts() {

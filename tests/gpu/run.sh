@@ -3,7 +3,7 @@
 # kernels of tests/gpu/lang.fnk, with `fnk run --device gpu --check`
 # over ragged shapes (bf16 and f32), again with the compiler's A/B
 # knobs set the other way (FNK_FULL_TILES=0, FNK_JIT_ONE_BODY=0, FNK_NO_SIBLING_REDUCE=1, FNK_CLUSTER_DEFER=1,
-# FNK_PDL=0 and 1, FNK_WARP_PUSH=0, FNK_CLUSTER_ASYNC=0, FNK_PREFETCH_DERIVED=1)
+# FNK_PDL=0 and 1, FNK_WARP_PUSH=0, FNK_CLUSTER_ASYNC=0)
 # on the kernels they change, fnk.torch against torch on CUDA tensors,
 # then bench/bench.py: every norm workload of PERFORMANCE.md against torch eager
 # and torch.compile in one process. Prints PASS/FAIL/
@@ -60,7 +60,7 @@ if [ $checks = 1 ]; then
   # (FNK_PDL=2) waits at the entry without the trigger: plain and cluster launches;
   # a CTA sum feeding a cluster.reduce through the CTA's bar.sync (by default each
   # warp pushes its partial); scalar cluster.reduces through a cluster barrier
-  # instead of st.async pushes; chunk loops' loads pipelined (opt-in).
+  # instead of st.async pushes.
   knob_checks full_tiles0 FNK_FULL_TILES=0 layernorm_fwd,dit_modulate_fwd
   knob_checks both_bodies FNK_JIT_ONE_BODY=0 layernorm_fwd_row,dit_modulate_fwd
   knob_checks nosib FNK_NO_SIBLING_REDUCE=1 lang_cluster,layernorm_bwd_split,layernorm_fwd
@@ -69,7 +69,6 @@ if [ $checks = 1 ]; then
   knob_checks pdl FNK_PDL=1 lang_cluster,lang_reduce
   knob_checks nowarppush FNK_WARP_PUSH=0 lang_cluster,lang_warp_push,rmsnorm_fwd_split,rmsnorm_bwd_split,layernorm_bwd_split
   knob_checks async0 FNK_CLUSTER_ASYNC=0 lang_cluster,lang_warp_push,rmsnorm_fwd_split,rmsnorm_bwd_split,layernorm_bwd_split
-  knob_checks derived FNK_PREFETCH_DERIVED=1 rmsnorm_fwd,layernorm_fwd,rmsnorm_bwd,layernorm_bwd,lang_control,lang_bulk_store,wide_rmsnorm
 fi
 if [ $checks = 1 ]; then
   # Every kernel (stdlib, examples, variants, conformance) through ptxas, also
