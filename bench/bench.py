@@ -309,7 +309,7 @@ def run_one(kind, shape, dtype, bwd, reps):
     return results, errs
 
 
-MAIN = [  # (label, kind, shape, dtype, backward) from PERFORMANCE.md
+MAIN = [  # (label, kind, shape, dtype, backward): PERFORMANCE.md's workloads, and two wide LayerNorm forwards
     ("RMSNorm fwd 32768x8192", "rms", (32768, 8192), torch.bfloat16, False),
     ("RMSNorm bwd 32768x8192", "rms", (32768, 8192), torch.bfloat16, True),
     ("RMSNorm fwd f32 32768x8192", "rms", (32768, 8192), torch.float32, False),
@@ -319,6 +319,8 @@ MAIN = [  # (label, kind, shape, dtype, backward) from PERFORMANCE.md
     ("RMSNorm bwd 1024x262144", "rms", (1024, 262144), torch.bfloat16, True),
     ("LayerNorm fwd 32768x8192", "ln", (32768, 8192), torch.bfloat16, False),
     ("LayerNorm bwd 32768x8192", "ln", (32768, 8192), torch.bfloat16, True),
+    ("LayerNorm fwd 4096x16384", "ln", (4096, 16384), torch.bfloat16, False),  # wide LayerNorm rows: no target,
+    ("LayerNorm fwd 1024x65536", "ln", (1024, 65536), torch.bfloat16, False),  # torch.compile beside (backend v30)
     ("RMSNorm bwd 2048x8192", "rms", (2048, 8192), torch.bfloat16, True),
     ("DiT LN+modulate fwd 56x1024x1024", "dit", (56, 1024, 1024), torch.bfloat16, False),
     ("DiT LN+modulate bwd 56x1024x1024", "dit", (56, 1024, 1024), torch.bfloat16, True),

@@ -263,7 +263,17 @@ def ln_fwd(n, sms=132, dtype="bf16"):
     to 8192 columns, bf16) go over clusters of 5 or 3 CTAs instead
     (layernorm_fwd_split, backend v28: 13107x5120 103.4 us, 10922x6144 87.5,
     against 182.0 and 138.6 one padded 8192-wide row per CTA); wider ones
-    tied the chunks (6553x10240 91.0 against 90.1)."""
+    tied the chunks (6553x10240 91.0 against 90.1). Wider bf16 rows (backend
+    v30, bench/fwd_probe.py --norm ln, against the 2048-wide chunks at 4
+    warps and torch.compile in one process): 12289-16384 columns over
+    clusters of four 4096-column CTAs, 12 per SM's worth (4096x16384 89.8 us
+    against 98.0; torch.compile 72.1); up to 32768 4096-wide chunks at 16
+    warps (2048x32768 111.4 against 137.1; the split over 4 x 8192 118.1;
+    torch.compile 106.8); up to 65536 clusters of eight 8192-column 16-warp
+    CTAs, 6 per SM's worth (1024x65536 131.7 against 170.4; torch.compile
+    125.1), and wider rows the 16-warp chunks (139.5 at 65536). float32 rows
+    of 4097-8192 columns take the 2048-wide chunks at 16 warps (32768x8192
+    566.1 us against 591.4 at 4 warps; backend v30)."""
     if n <= 2048:
         return Launch("layernorm_fwd_rows", rows_tile(n, 4))
     cut = exact_split(n) if dtype != "f32" and n <= 8192 else None
@@ -273,7 +283,13 @@ def ln_fwd(n, sms=132, dtype="bf16"):
                                               "P": max(1, 12 * sms // c)})
     if 4096 < n <= 8192 and dtype != "f32":
         return Launch("layernorm_fwd_row", {"BLOCK_N": 8192, "WARPS": 8, "CTAS": 3, "L2": 3 * sms})
-    return Launch("layernorm_fwd", {"BLOCK_N": 2048, "WARPS": 4})
+    if dtype == "f32":
+        return Launch("layernorm_fwd", {"BLOCK_N": 2048, "WARPS": 16 if 4096 < n <= 8192 else 4})
+    if 12288 < n <= 16384:
+        return Launch("layernorm_fwd_split", {"BLOCK_N": 4096, "CLUSTER": 4, "WARPS": 4, "P": max(1, 12 * sms // 4)})
+    if 32768 < n <= 65536:
+        return Launch("layernorm_fwd_split", {"BLOCK_N": 8192, "CLUSTER": 8, "WARPS": 16, "P": max(1, 6 * sms // 8)})
+    return Launch("layernorm_fwd", {"BLOCK_N": 2048 if n <= 12288 else 4096, "WARPS": 4 if n <= 12288 else 16})
 
 
 def ln_bwd(n, m=None, sms=132, dtype="bf16", deterministic=False):

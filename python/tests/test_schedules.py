@@ -100,14 +100,14 @@ def test_float32_forward_of_4097_to_8192_columns_in_chunks():
 
 
 def test_float32_takes_the_settings_that_do_not_spill():
-    """float32 LayerNorm rows of 4097-8192 columns go in 2048-wide chunks
-    (the whole-row kernel spills 720 bytes there), and the 16384-wide RMSNorm
+    """float32 LayerNorm rows of 4097-8192 columns go in 2048-wide chunks at
+    16 warps (the whole-row kernel spills 720 bytes there), and the 16384-wide RMSNorm
     backward slices run without the next row loaded ahead (PF = 1 spills 440
     bytes), as does the LayerNorm row backward beyond 4096 columns (PF = 1
     spills 76-84 bytes; without the L2 request too); bf16 keeps all three
     (tests/lit/gpu/spills.test)."""
     for n in (4097, 8192):
-        assert schedules.ln_fwd(n, SMS, dtype="f32") == schedules.Launch("layernorm_fwd", {"BLOCK_N": 2048, "WARPS": 4})
+        assert schedules.ln_fwd(n, SMS, dtype="f32") == schedules.Launch("layernorm_fwd", {"BLOCK_N": 2048, "WARPS": 16})
         assert schedules.ln_fwd(n, SMS, dtype="bf16").kernel == "layernorm_fwd_row"
     for n in (4097, 8192, 65537, 262144):
         ln = {dt: schedules.ln_bwd(n, m=32768, sms=SMS, dtype=dt) for dt in ("bf16", "f32")}
@@ -178,7 +178,7 @@ def test_rows_of_exact_slices(mods, n, cut):
     assert schedules.exact_split(n) == cut
     launches = [*check_rmsnorm(mods[0], n, schedule_dtype="bf16"), *check_layernorm(mods[1], n, schedule_dtype="bf16")]
     for launch in launches:
-        if launch.kernel == "layernorm_fwd":  # wider than 8192 the chunks tied the split (backend v28)
+        if launch.kernel == "layernorm_fwd":  # 8193-12288 columns: the chunks tied the split (backend v28)
             assert n > 8192
             continue
         assert (launch.consts["CLUSTER"], launch.consts["BLOCK_N"]) == cut, launch
@@ -188,6 +188,23 @@ def test_rows_of_exact_slices(mods, n, cut):
         assert launch.consts.get("CLUSTER", 1) not in (3, 5), launch
     for other in (2560, 4096, 5000, 7168, 8192, 14336, 16384, 65536, 5 * 16384):
         assert schedules.exact_split(other) is None
+
+
+def test_wide_layernorm_forward_by_width():
+    """bf16 LayerNorm rows wider than 12288 columns leave the 4-warp chunks
+    (backend v30): 12289-16384 over clusters of four 4096-column CTAs, up to
+    32768 in 4096-wide chunks at 16 warps, up to 65536 over clusters of eight
+    8192-column 16-warp CTAs, and wider in the 16-warp chunks again."""
+    def got(n):
+        f = schedules.ln_fwd(n, SMS)
+        return f.kernel, f.consts.get("CLUSTER", 1), f.consts["BLOCK_N"], f.consts["WARPS"]
+    assert got(10000) == ("layernorm_fwd", 1, 2048, 4)
+    assert got(12288) == ("layernorm_fwd", 1, 2048, 4)  # the chunks tied the split there (backend v28)
+    assert got(16384) == ("layernorm_fwd_split", 4, 4096, 4) == got(12289)
+    assert got(16385) == ("layernorm_fwd", 1, 4096, 16) == got(32768)
+    assert got(32769) == ("layernorm_fwd_split", 8, 8192, 16) == got(65536)
+    assert got(65537) == ("layernorm_fwd", 1, 4096, 16)
+    assert schedules.ln_fwd(16384, SMS, dtype="f32").consts == {"BLOCK_N": 2048, "WARPS": 4}
 
 
 def test_forward_splits_take_16_by_8192_before_wider_slices():
@@ -250,6 +267,13 @@ def check_rmsnorm(rms, n, resident=None, schedule_dtype="f32"):
 @pytest.mark.parametrize("n", WIDTHS)
 def test_layernorm_launches(mods, n):
     check_layernorm(mods[1], n)
+
+
+@pytest.mark.parametrize("n", [16000, 20000, 40000])
+def test_wide_bf16_layernorm_launches(mods, n):
+    """The bf16 schedules of wide LayerNorm rows (the 4 x 4096 and 8 x 8192
+    clusters, the 16-warp chunks) at ragged widths, in the interpreter."""
+    check_layernorm(mods[1], n, schedule_dtype="bf16")
 
 
 def check_layernorm(ln, n, schedule_dtype="f32"):
