@@ -46,5 +46,5 @@ def test_time_targets_and_failed_runs():
 
 def test_every_target_names_a_bench_workload():
     labels = set(re.findall(r'^\s*\("([^"]+)", "(?:rms|ln|dit)"', (REPO / "bench" / "bench.py").read_text(), re.M))
-    assert len(labels) == 12
+    assert len(labels) == 14  # PERFORMANCE.md's 12 and two wide LayerNorm forwards
     assert set(targets.TARGETS) <= labels
