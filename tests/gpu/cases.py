@@ -52,6 +52,10 @@ def rmsnorm_cases(rng, M, N):
     # for its one-pass statistics.
     yield ("stdlib/norm/layernorm.fnk", "layernorm_fwd", {"x": x + 20.0, "w": w, "b": b},
            ["y", "mean", "rstd"], {"eps": 1e-5}, {}, {"BLOCK_N": 256, "WARPS": 4})
+    # rmsnorm_fwd's chunked walk with Inductor's cache hints (bench/variants.fnk, backend v30).
+    for hints in (1, 2):
+        yield ("bench/variants.fnk", "rms_fwd_chunks_hint", {"x": x, "w": w}, ["y", "rstd"], {"eps": 1e-5}, {},
+               {"BLOCK_N": 256, "WARPS": 4, "HINTS": hints})
     if N <= 8192:  # the persistent forwards whose rows arrive by bulk copies (full rows and padded ones)
         blk = max(256, 1 << (N - 1).bit_length())
         # The whole-row forward (fnk.torch's from 4097 to 8192 columns), asking L2 for the row 5 CTAs ahead.
@@ -100,6 +104,9 @@ def split_cases(x, w, dy, cluster, min_block, fwd_p):
            ["dx", "dw_acc"], {}, {"R": 2}, {**split, "P": 3})
     b = np.random.default_rng(x.shape[-1]).standard_normal(x.shape[-1])
     yield ("stdlib/norm/layernorm.fnk", "layernorm_fwd_split", {"x": x + 3.0, "w": w, "b": b}, ["y", "mean", "rstd"],
+           {"eps": 1e-5}, {}, {**split, "P": fwd_p})
+    # Its candidate with w and b read per row (keep = true) instead of held in registers.
+    yield ("bench/variants.fnk", "ln_fwd_split_wl", {"x": x + 3.0, "w": w, "b": b}, ["y", "mean", "rstd"],
            {"eps": 1e-5}, {}, {**split, "P": fwd_p})
     mu, r = _mean_rstd(x)
     # With the next row loaded ahead (fnk.torch's) and without; w's slice in registers (fnk.torch's in bf16) and

@@ -1,0 +1,53 @@
+"""Candidate schedules of bench/variants.fnk in the interpreter against
+float64 NumPy, on ragged rows whose mean is far from zero (the GPU checks them
+against the interpreter in tests/gpu/cases.py)."""
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import fnk  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def var():
+    return fnk.load(REPO / "bench" / "variants.fnk")
+
+
+def rows(m, n, seed):
+    r = np.random.default_rng(seed)
+    x = (r.standard_normal((m, n)) * 2 + 3.0).astype(np.float32)
+    return x, r.standard_normal(n).astype(np.float32), r.standard_normal(n).astype(np.float32)
+
+
+def close(got, ref, what):
+    np.testing.assert_allclose(got, ref, rtol=2e-4, atol=2e-4 * max(1.0, float(np.abs(ref).max())), err_msg=what)
+
+
+@pytest.mark.parametrize("n", [7, 256, 1000])
+@pytest.mark.parametrize("hints", [0, 1, 2])
+def test_rms_fwd_chunks_hint(var, n, hints):
+    x, w, _ = rows(5, n, n + hints)
+    y, rstd = np.full_like(x, np.nan), np.full(5, np.nan, np.float32)
+    var.rms_fwd_chunks_hint(x, w, y, rstd, eps=1e-6, BLOCK_N=128, WARPS=2, HINTS=hints, T="f32")
+    x64 = x.astype(np.float64)
+    r64 = 1 / np.sqrt((x64 * x64).mean(axis=1) + 1e-6)
+    close(rstd, r64, "rstd")
+    close(y, x64 * r64[:, None] * w, "y")
+
+
+@pytest.mark.parametrize("n", [7, 700, 1024])
+def test_ln_fwd_split_wl(var, n):
+    """Four CTAs of 256 columns per row, two clusters walking 5 rows."""
+    x, w, b = rows(5, n, n)
+    y, mean, rstd = np.full_like(x, np.nan), np.full(5, np.nan, np.float32), np.full(5, np.nan, np.float32)
+    var.ln_fwd_split_wl(x, w, b, y, mean, rstd, eps=1e-5, BLOCK_N=256, CLUSTER=4, WARPS=2, P=2, T="f32")
+    x64 = x.astype(np.float64)
+    mu, r64 = x64.mean(axis=1), 1 / np.sqrt(x64.var(axis=1) + 1e-5)
+    close(mean, mu, "mean")
+    close(rstd, r64, "rstd")
+    close(y, (x64 - mu[:, None]) * r64[:, None] * w + b, "y")
