@@ -276,20 +276,25 @@ def ln_fwd(n, sms=132, dtype="bf16"):
     566.1 us against 591.4 at 4 warps; backend v30)."""
     if n <= 2048:
         return Launch("layernorm_fwd_rows", rows_tile(n, 4))
+    def clusters(c, b, warps, per_sm):
+        # layernorm_fwd_split over clusters of c CTAs of b columns, per_sm CTAs per SM's worth of clusters
+        return Launch("layernorm_fwd_split", {"BLOCK_N": b, "CLUSTER": c, "WARPS": warps, "P": max(1, per_sm * sms // c)})
+
     cut = exact_split(n) if dtype != "f32" and n <= 8192 else None
-    if cut:  # 3 or 5 slices, 12 CTAs per SM's worth (13107x5120: 103.4 us, against 182.0 one padded row per CTA)
+    if cut:  # 3 or 5 slices (13107x5120: 103.4 us, against 182.0 one padded row per CTA)
         c, b = cut
-        return Launch("layernorm_fwd_split", {"BLOCK_N": b, "CLUSTER": c, "WARPS": min(4, max(2, b // 512)),
-                                              "P": max(1, 12 * sms // c)})
-    if 4096 < n <= 8192 and dtype != "f32":
-        return Launch("layernorm_fwd_row", {"BLOCK_N": 8192, "WARPS": 8, "CTAS": 3, "L2": 3 * sms})
+        return clusters(c, b, min(4, max(2, b // 512)), 12)
     if dtype == "f32":
         return Launch("layernorm_fwd", {"BLOCK_N": 2048, "WARPS": 16 if 4096 < n <= 8192 else 4})
-    if 12288 < n <= 16384:
-        return Launch("layernorm_fwd_split", {"BLOCK_N": 4096, "CLUSTER": 4, "WARPS": 4, "P": max(1, 12 * sms // 4)})
+    if 4096 < n <= 8192:
+        return Launch("layernorm_fwd_row", {"BLOCK_N": 8192, "WARPS": 8, "CTAS": 3, "L2": 3 * sms})
+    if n <= 12288:
+        return Launch("layernorm_fwd", {"BLOCK_N": 2048, "WARPS": 4})
+    if n <= 16384:
+        return clusters(4, 4096, 4, 12)
     if 32768 < n <= 65536:
-        return Launch("layernorm_fwd_split", {"BLOCK_N": 8192, "CLUSTER": 8, "WARPS": 16, "P": max(1, 6 * sms // 8)})
-    return Launch("layernorm_fwd", {"BLOCK_N": 2048 if n <= 12288 else 4096, "WARPS": 4 if n <= 12288 else 16})
+        return clusters(8, 8192, 16, 6)
+    return Launch("layernorm_fwd", {"BLOCK_N": 4096, "WARPS": 16})
 
 
 def ln_bwd(n, m=None, sms=132, dtype="bf16", deterministic=False):

@@ -6,7 +6,8 @@
 
 Forward and backward run the stdlib kernels (stdlib/norm/*.fnk) on CUDA
 tensors (rows wider than 8192 spread over a cluster of CTAs: RMSNorm both
-ways, LayerNorm's backward up to 65536), on the current stream, without
+ways, LayerNorm's backward up to 65536 and its forward at 12289-16384 and
+32769-65536 columns), on the current stream, without
 copies for contiguous inputs. A
 non-contiguous input is made contiguous first (one copy, as torch's own
 kernels do). RMSNorm and LayerNorm modules wrap them for use in nn.Module
