@@ -57,7 +57,8 @@ EPS = {"rms": 1e-6, "ln": 1e-5}  # bench.IMPLS's, which the references and fnk.t
 
 def parse_case(text):
     n, kernel, consts = text.split(":")
-    return int(n), (kernel, {k: int(v) for k, v in (kv.split("=") for kv in consts.split(",") if kv)})
+    value = {"true": True, "false": False}
+    return int(n), (kernel, {k: value[v] if v in value else int(v) for k, v in (kv.split("=") for kv in consts.split(",") if kv)})
 
 
 def main():

@@ -232,8 +232,10 @@ void Elaborator::launch(ir::Function& f, const ast::FuncDecl& k) {
       else if (d) f.attrs.set("prefetch", *d);
     } else if (na.name == "ctas_per_sm") {
       auto n = constInt(v, "ctas_per_sm");
-      if (n && (*n < 1 || *n > ir::kMaxCtasPerSm))
-        diags_.error(na.value->range, "ctas_per_sm must be between 1 and " + std::to_string(ir::kMaxCtasPerSm) +
+      // 0 leaves the occupancy to the lowering, as if ctas_per_sm were not
+      // given, so a const generic can turn the request off.
+      if (n && (*n < 0 || *n > ir::kMaxCtasPerSm))
+        diags_.error(na.value->range, "ctas_per_sm must be between 0 and " + std::to_string(ir::kMaxCtasPerSm) +
                                           ", got " + std::to_string(*n));
       else if (n) ctasPerSm = *n, ctasRange = na.value->range;
     } else {

@@ -247,7 +247,7 @@ def _rms_bwd(n, resident, m, sms, dtype):
                   per_sm=1 if c == 2 else 4 if warps == 2 else 8, cluster=c)
 
 
-def ln_fwd(n, sms=132, dtype="bf16"):
+def ln_fwd(n, sms=132, resident=None, dtype="bf16"):
     """Short rows several per CTA (rows_tile: 131072x512 101 us against 224
     one row per CTA, 32768x2048 84 against 93); rows of 4097 to 8192 columns
     one per CTA, three 8-warp CTAs per SM, each asking L2 for the row of the
@@ -263,37 +263,60 @@ def ln_fwd(n, sms=132, dtype="bf16"):
     to 8192 columns, bf16) go over clusters of 5 or 3 CTAs instead
     (layernorm_fwd_split, backend v28: 13107x5120 103.4 us, 10922x6144 87.5,
     against 182.0 and 138.6 one padded 8192-wide row per CTA); wider ones
-    tied the chunks (6553x10240 91.0 against 90.1). Wider bf16 rows (backend
-    v30, bench/fwd_probe.py --norm ln, against the 2048-wide chunks at 4
-    warps and torch.compile in one process): 12289-16384 columns over
-    clusters of four 4096-column CTAs, 12 per SM's worth (4096x16384 89.8 us
-    against 98.0; torch.compile 72.1); up to 32768 4096-wide chunks at 16
-    warps (2048x32768 111.4 against 137.1; the split over 4 x 8192 118.1;
-    torch.compile 106.8); up to 65536 clusters of eight 8192-column 16-warp
-    CTAs, 6 per SM's worth (1024x65536 131.7 against 170.4; torch.compile
-    125.1), and wider rows the 16-warp chunks (139.5 at 65536). float32 rows
+    tied the chunks (6553x10240 91.0 against 90.1); the 1024-column slices
+    hold w and b in registers, the 2048-column ones read them per row (HOLD,
+    backend v31: 13107x5120 103.2 us held against 113.6, 10922x6144 84.4
+    per row against 87.9). bf16 rows that fill clusters of 8192-column
+    8-warp CTAs go over them, two CTAs per SM, w and b read per row so the
+    next row's loads fit in the registers (backend v31, bench/fwd_probe.py
+    --norm ln, against torch.compile in one process): 16384 columns over 2
+    (4096x16384 76.4 us, against 90.6 for v30's 4 x 4096 at 4 warps;
+    torch.compile 72.0), 32768 over 4, P = 1.5 x SMs (2048x32768 95.6,
+    against 110.5 for the 4096-wide chunks at 16 warps; torch.compile 108.2),
+    65536 over 8 (1024x65536 101.2, against 133.1 for v30's 8 x 8192 at 16
+    warps; torch.compile 125.4), 131072 over 16 and 262144 over 16 CTAs of
+    16384 columns at 16 warps, one per SM, as many clusters as are resident
+    (_resident_grid; the H200's 7 per CTA per SM without the driver;
+    512x131072 97.8 us at P = 14 against 110.6 at 66 and 156.3 for the
+    chunks, torch.compile 129.9; 256x262144 116.5 at P = 7 against 134.4 at
+    49 and 151.9, torch.compile 168.3). Rows that leave part of a cluster
+    idle lost to the chunks, by up to 2.3x (v30's 4 x 4096 and 8 x 8192
+    included: 4096x14000 100.4 us and 108.5 over 2 x 8192 against 97.2 for
+    2048-wide chunks at 4 warps; 3276x20000 260.5 over 4 x 8192 against
+    112.4 for 4096-wide chunks at 16 warps; 1600x40000 223.3 and 262.8
+    against torch.compile's 128.8; 682x98304 239.4 against 167.7 and
+    torch.compile's 140.8; backend v31), so they take the chunks: 2048 wide
+    at 4 warps below 16384 columns (3072x12288 56.1 against 63.2 for 2 x
+    8192; torch.compile 53.0), 4096 wide at 16 warps above. float32 rows
     of 4097-8192 columns take the 2048-wide chunks at 16 warps (32768x8192
     566.1 us against 591.4 at 4 warps; backend v30)."""
     if n <= 2048:
         return Launch("layernorm_fwd_rows", rows_tile(n, 4))
-    def clusters(c, b, warps, per_sm):
-        # layernorm_fwd_split over clusters of c CTAs of b columns, per_sm CTAs per SM's worth of clusters
-        return Launch("layernorm_fwd_split", {"BLOCK_N": b, "CLUSTER": c, "WARPS": warps, "P": max(1, per_sm * sms // c)})
+    def clusters(c, b, warps, p, **more):
+        # layernorm_fwd_split over P clusters of c CTAs of b columns
+        return Launch("layernorm_fwd_split", {"BLOCK_N": b, "CLUSTER": c, "WARPS": warps, "P": max(1, p), **more})
+
+    def wide(c, p):
+        # clusters of c 8192-column 8-warp CTAs, two per SM, w and b read per row
+        return clusters(c, 8192, 8, p, CTAS=2, HOLD=False)
 
     cut = exact_split(n) if dtype != "f32" and n <= 8192 else None
     if cut:  # 3 or 5 slices (13107x5120: 103.4 us, against 182.0 one padded row per CTA)
         c, b = cut
-        return clusters(c, b, min(4, max(2, b // 512)), 12)
+        return clusters(c, b, min(4, max(2, b // 512)), 12 * sms // c, HOLD=b < 2048)
     if dtype == "f32":
         return Launch("layernorm_fwd", {"BLOCK_N": 2048, "WARPS": 16 if 4096 < n <= 8192 else 4})
     if 4096 < n <= 8192:
         return Launch("layernorm_fwd_row", {"BLOCK_N": 8192, "WARPS": 8, "CTAS": 3, "L2": 3 * sms})
-    if n <= 12288:
+    if n in (16384, 32768, 65536):  # rows that fill clusters of 8192-column CTAs; ragged ones lost (above)
+        return wide(n // 8192, 3 * sms // 2 if n == 32768 else sms)
+    if n in (16 * 8192, 16 * 16384):
+        b, warps, per_sm = (8192, 8, 2) if n == 16 * 8192 else (16384, 16, 1)
+        consts = {"BLOCK_N": b, "CLUSTER": 16, "WARPS": warps, "CTAS": per_sm, "HOLD": False}
+        grid = _resident_grid(Launch("layernorm_fwd_split", {**consts, "P": 1}, cluster=16), resident).grid
+        return Launch("layernorm_fwd_split", {**consts, "P": grid or per_sm * 7 * sms // 132})
+    if n < 16384:
         return Launch("layernorm_fwd", {"BLOCK_N": 2048, "WARPS": 4})
-    if n <= 16384:
-        return clusters(4, 4096, 4, 12)
-    if 32768 < n <= 65536:
-        return clusters(8, 8192, 16, 6)
     return Launch("layernorm_fwd", {"BLOCK_N": 4096, "WARPS": 16})
 
 

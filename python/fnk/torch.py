@@ -6,8 +6,8 @@
 
 Forward and backward run the stdlib kernels (stdlib/norm/*.fnk) on CUDA
 tensors (rows wider than 8192 spread over a cluster of CTAs: RMSNorm both
-ways, LayerNorm's backward up to 65536 and its forward at 12289-16384 and
-32769-65536 columns), on the current stream, without
+ways, LayerNorm's backward up to 65536 and its bf16 and f16 forward at
+16384, 32768, 65536, 131072 and 262144 columns), on the current stream, without
 copies for contiguous inputs. A
 non-contiguous input is made contiguous first (one copy, as torch's own
 kernels do). RMSNorm and LayerNorm modules wrap them for use in nn.Module
@@ -107,7 +107,7 @@ def _fwd_call(module, n, device, dtype):
     if module == "rmsnorm":
         launch = schedules.rms_fwd(n, _sms(device), _resident(module, dtype), dtype=dtype)
     else:
-        launch = schedules.ln_fwd(n, _sms(device), dtype=dtype)
+        launch = schedules.ln_fwd(n, _sms(device), _resident(module, dtype), dtype=dtype)
     return getattr(_module(module), launch.kernel), {**launch.consts, "T": dtype}
 
 

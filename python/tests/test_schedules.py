@@ -191,19 +191,30 @@ def test_rows_of_exact_slices(mods, n, cut):
 
 
 def test_wide_layernorm_forward_by_width():
-    """bf16 LayerNorm rows wider than 12288 columns leave the 4-warp chunks
-    (backend v30): 12289-16384 over clusters of four 4096-column CTAs, up to
-    32768 in 4096-wide chunks at 16 warps, up to 65536 over clusters of eight
-    8192-column 16-warp CTAs, and wider in the 16-warp chunks again."""
+    """bf16 LayerNorm rows that fill clusters of 8192-column CTAs (16384,
+    32768, 65536, 131072 columns) go over them at 8 warps, two per SM, w and
+    b read per row (HOLD false), and 262144 over 16 CTAs of 16384, the 16-CTA
+    clusters as many as are resident (backend v31); ragged wider rows take
+    the chunks, 2048 wide at 4 warps below 16384 columns and 4096 wide at 16
+    above. The exact 5 x 1024 slices hold w and b, the 3 x 2048 ones read
+    them per row."""
     def got(n):
         f = schedules.ln_fwd(n, SMS)
-        return f.kernel, f.consts.get("CLUSTER", 1), f.consts["BLOCK_N"], f.consts["WARPS"]
-    assert got(10000) == ("layernorm_fwd", 1, 2048, 4)
-    assert got(12288) == ("layernorm_fwd", 1, 2048, 4)  # the chunks tied the split there (backend v28)
-    assert got(16384) == ("layernorm_fwd_split", 4, 4096, 4) == got(12289)
-    assert got(16385) == ("layernorm_fwd", 1, 4096, 16) == got(32768)
-    assert got(32769) == ("layernorm_fwd_split", 8, 8192, 16) == got(65536)
-    assert got(65537) == ("layernorm_fwd", 1, 4096, 16)
+        c = f.consts
+        return (f.kernel, c.get("CLUSTER", 1), c["BLOCK_N"], c["WARPS"], c.get("CTAS", 0), c.get("HOLD", True),
+                c.get("P", 0))
+    chunks, chunks16 = ("layernorm_fwd", 1, 2048, 4, 0, True, 0), ("layernorm_fwd", 1, 4096, 16, 0, True, 0)
+    assert got(10000) == got(12288) == got(14000) == got(16383) == chunks
+    assert got(16385) == got(20000) == got(40000) == got(98304) == got(196608) == got(262145) == chunks16
+    assert got(16384) == ("layernorm_fwd_split", 2, 8192, 8, 2, False, SMS)
+    assert got(32768) == ("layernorm_fwd_split", 4, 8192, 8, 2, False, 3 * SMS // 2)
+    assert got(65536) == ("layernorm_fwd_split", 8, 8192, 8, 2, False, SMS)
+    assert got(131072) == ("layernorm_fwd_split", 16, 8192, 8, 2, False, 14)  # 7 clusters per CTA per SM
+    assert got(262144) == ("layernorm_fwd_split", 16, 16384, 16, 1, False, 7)
+    resident = schedules.ln_fwd(131072, SMS, resident=lambda launch: 12)  # the driver's count when it gives one
+    assert resident.consts["P"] == 12
+    assert got(5120)[:6] == ("layernorm_fwd_split", 5, 1024, 2, 0, True)
+    assert got(6144)[:6] == ("layernorm_fwd_split", 3, 2048, 4, 0, False)
     assert schedules.ln_fwd(16384, SMS, dtype="f32").consts == {"BLOCK_N": 2048, "WARPS": 4}
 
 
@@ -269,10 +280,11 @@ def test_layernorm_launches(mods, n):
     check_layernorm(mods[1], n)
 
 
-@pytest.mark.parametrize("n", [16000, 20000, 40000])
+@pytest.mark.parametrize("n", [16000, 16384, 20000, 32768, 65536, 131072, 262144])
 def test_wide_bf16_layernorm_launches(mods, n):
-    """The bf16 schedules of wide LayerNorm rows (the 4 x 4096 and 8 x 8192
-    clusters, the 16-warp chunks) at ragged widths, in the interpreter."""
+    """The bf16 schedules of wide LayerNorm rows (clusters of 2, 4, 8 and 16
+    CTAs, w and b read per row, at the widths that fill them; the chunks at
+    ragged ones) in the interpreter."""
     check_layernorm(mods[1], n, schedule_dtype="bf16")
 
 

@@ -103,11 +103,9 @@ def split_cases(x, w, dy, cluster, min_block, fwd_p):
     yield ("stdlib/norm/rmsnorm.fnk", "rmsnorm_bwd_split_acc", {"x": x, "w": w, "dy": dy, "rstd": _rstd(x)},
            ["dx", "dw_acc"], {}, {"R": 2}, {**split, "P": 3})
     b = np.random.default_rng(x.shape[-1]).standard_normal(x.shape[-1])
-    yield ("stdlib/norm/layernorm.fnk", "layernorm_fwd_split", {"x": x + 3.0, "w": w, "b": b}, ["y", "mean", "rstd"],
-           {"eps": 1e-5}, {}, {**split, "P": fwd_p})
-    # Its candidate with w and b read per row (keep = true) instead of held in registers.
-    yield ("bench/variants.fnk", "ln_fwd_split_wl", {"x": x + 3.0, "w": w, "b": b}, ["y", "mean", "rstd"],
-           {"eps": 1e-5}, {}, {**split, "P": fwd_p})
+    for per_row in ({}, {"HOLD": "false", "CTAS": 2}):  # fnk.torch's bf16 rows of 12289-65536 columns read w, b per row
+        yield ("stdlib/norm/layernorm.fnk", "layernorm_fwd_split", {"x": x + 3.0, "w": w, "b": b},
+               ["y", "mean", "rstd"], {"eps": 1e-5}, {}, {**split, "P": fwd_p, **per_row})
     mu, r = _mean_rstd(x)
     # With the next row loaded ahead (fnk.torch's) and without; w's slice in registers (fnk.torch's in bf16) and
     # in shared memory (in float32).

@@ -194,7 +194,8 @@ def test_rms_norm_backward_workspace_waits_for_the_other_stream():
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
 @pytest.mark.parametrize("shape", [(1, 1), (3, 7), (64, 1000), (4099, 256), (300, 5000), (37, 5120), (2, 5, 8192),
-                                   (9, 6144), (4, 20000), (5, 16000), (7, 10240), (3, 65536), (2, 131072)])
+                                   (9, 6144), (4, 20000), (5, 16000), (7, 10240), (3, 65536), (2, 131072),
+                                   (3, 100000), (2, 200000)])
 def test_layer_norm_matches_torch(shape, dtype):
     g = torch.Generator(device="cuda").manual_seed(7 + sum(shape))
     n = shape[-1]

@@ -51,7 +51,7 @@ def usage(path, kernel, consts, body=None):
     args = [fnkc, str(path), "-k", kernel, "--emit=cubin", "--resource-usage", "-o", "/dev/null"]
     args += ["--body", body] if body else []
     for k, v in consts:
-        args += ["-D", f"{k}={v}"]
+        args += ["-D", f"{k}={str(v).lower() if isinstance(v, bool) else v}"]  # fnkc spells bools true and false
     p = subprocess.run(args, capture_output=True, text=True)
     if p.returncode and body and "has one body" in p.stderr:
         return None
