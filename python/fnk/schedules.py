@@ -296,10 +296,6 @@ def ln_fwd(n, sms=132, resident=None, dtype="bf16"):
         # layernorm_fwd_split over P clusters of c CTAs of b columns
         return Launch("layernorm_fwd_split", {"BLOCK_N": b, "CLUSTER": c, "WARPS": warps, "P": max(1, p), **more})
 
-    def wide(c, p):
-        # clusters of c 8192-column 8-warp CTAs, two per SM, w and b read per row
-        return clusters(c, 8192, 8, p, CTAS=2, HOLD=False)
-
     cut = exact_split(n) if dtype != "f32" and n <= 8192 else None
     if cut:  # 3 or 5 slices (13107x5120: 103.4 us, against 182.0 one padded row per CTA)
         c, b = cut
@@ -308,13 +304,16 @@ def ln_fwd(n, sms=132, resident=None, dtype="bf16"):
         return Launch("layernorm_fwd", {"BLOCK_N": 2048, "WARPS": 16 if 4096 < n <= 8192 else 4})
     if 4096 < n <= 8192:
         return Launch("layernorm_fwd_row", {"BLOCK_N": 8192, "WARPS": 8, "CTAS": 3, "L2": 3 * sms})
-    if n in (16384, 32768, 65536):  # rows that fill clusters of 8192-column CTAs; ragged ones lost (above)
-        return wide(n // 8192, 3 * sms // 2 if n == 32768 else sms)
-    if n in (16 * 8192, 16 * 16384):
-        b, warps, per_sm = (8192, 8, 2) if n == 16 * 8192 else (16384, 16, 1)
-        consts = {"BLOCK_N": b, "CLUSTER": 16, "WARPS": warps, "CTAS": per_sm, "HOLD": False}
-        grid = _resident_grid(Launch("layernorm_fwd_split", {**consts, "P": 1}, cluster=16), resident).grid
-        return Launch("layernorm_fwd_split", {**consts, "P": grid or per_sm * 7 * sms // 132})
+    if n in (16384, 32768, 65536, 16 * 8192, 16 * 16384):  # rows that fill their clusters; ragged ones lost (above)
+        b = 8192 if n <= 16 * 8192 else 16384
+        per_sm = 16384 // b  # two 8-warp CTAs per SM, or one of 16 warps
+        c = n // b
+        launch = clusters(c, b, 16 // per_sm, 1, CTAS=per_sm, HOLD=False)
+        if c == 16:  # the 16-CTA clusters resident at once; the H200 holds 7 per CTA per SM
+            p = _resident_grid(launch._replace(cluster=16), resident).grid or per_sm * 7 * sms // 132
+        else:
+            p = 3 * sms // 2 if c == 4 else sms
+        return launch._replace(consts={**launch.consts, "P": p})
     if n < 16384:
         return Launch("layernorm_fwd", {"BLOCK_N": 2048, "WARPS": 4})
     return Launch("layernorm_fwd", {"BLOCK_N": 4096, "WARPS": 16})
