@@ -370,8 +370,8 @@ def main():
               (f"  (fnk err {', '.join(f'{k} {v:.2g}' for k, v in errs.items())})" if errs else ""), flush=True)
     sweep = []
     if not a.no_sweep:
-        ns = [1024, 4096, 16384, 65536, 262144] if a.quick else [512, 1024, 2048, 3072, 4096, 5120, 8192, 12288, 16384, 32768,
-                                                                  65536, 131072, 262144]
+        ns = [1024, 4096, 16384, 65536, 262144] if a.quick else [512, 1024, 2048, 3072, 4096, 5120, 8192, 12288, 16384, 20000,
+                                                                  32768, 40000, 65536, 98304, 131072, 262144]
         for bwd in (False, True):
             for n in ns:
                 if time.time() - t0 > a.budget:

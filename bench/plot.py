@@ -28,7 +28,7 @@ def draw(csv_path, out):
         if roof:
             ax.axhline(roof, color="gray", linestyle="--", label=f"copy roofline {roof:.0f} GB/s")
         ax.set_xscale("log", base=2)
-        ax.set_xlabel("row width N (M x N = 2^26 bf16 elements)")
+        ax.set_xlabel("row width N (M = 2^26 // N rows of bf16)")
         ax.set_ylabel("GB/s (each tensor read or written once)")
         ax.set_title(f"RMSNorm {'forward' if direction == 'fwd' else 'backward (dx, dw)'} on H200")
         ax.set_ylim(bottom=0)
