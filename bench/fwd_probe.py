@@ -10,7 +10,8 @@ in float32. Rounds alternate the cases, so a drifting clock shows as spread.
 
 Without --shape, the sweep's widths at 64M elements. --case adds a launch of
 an rmsnorm.fnk (layernorm.fnk) kernel at width N, or of a bench/variants.fnk
-one named var.KERNEL (the built-in candidates are CANDIDATES, RMSNorm's).
+one named var.KERNEL (the built-in candidates are CANDIDATES, RMSNorm's);
+its values are integers or true / false (HOLD=false).
 """
 import argparse
 import sys
