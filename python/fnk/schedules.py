@@ -2,6 +2,7 @@
 columns, which kernel and which const generics, chosen by measurement on the
 H200 (bench/tune.py; docs/perf-notes.md). Free of torch, so that tests can
 enumerate them (tests/lit/gpu/spills.test checks their registers)."""
+import functools
 from typing import NamedTuple
 
 
@@ -308,12 +309,12 @@ def ln_fwd(n, sms=132, resident=None, dtype="bf16"):
         b = 8192 if n <= 16 * 8192 else 16384
         per_sm = 16384 // b  # two 8-warp CTAs per SM, or one of 16 warps
         c = n // b
-        launch = clusters(c, b, 16 // per_sm, 1, CTAS=per_sm, HOLD=False)
-        if c == 16:  # the 16-CTA clusters resident at once; the H200 holds 7 per CTA per SM
-            p = _resident_grid(launch._replace(cluster=16), resident).grid or per_sm * 7 * sms // 132
+        wide = functools.partial(clusters, c, b, 16 // per_sm, CTAS=per_sm, HOLD=False)
+        if c == 16:  # the 16-CTA clusters resident at once (asked of the P = 1 instance); the H200 holds 7 per CTA per SM
+            p = _resident_grid(wide(1)._replace(cluster=16), resident).grid or per_sm * 7 * sms // 132
         else:
             p = 3 * sms // 2 if c == 4 else sms
-        return launch._replace(consts={**launch.consts, "P": p})
+        return wide(p)
     if n < 16384:
         return Launch("layernorm_fwd", {"BLOCK_N": 2048, "WARPS": 4})
     return Launch("layernorm_fwd", {"BLOCK_N": 4096, "WARPS": 16})

@@ -103,7 +103,8 @@ def split_cases(x, w, dy, cluster, min_block, fwd_p):
     yield ("stdlib/norm/rmsnorm.fnk", "rmsnorm_bwd_split_acc", {"x": x, "w": w, "dy": dy, "rstd": _rstd(x)},
            ["dx", "dw_acc"], {}, {"R": 2}, {**split, "P": 3})
     b = np.random.default_rng(x.shape[-1]).standard_normal(x.shape[-1])
-    for per_row in ({}, {"HOLD": "false", "CTAS": 2}):  # fnk.torch's bf16 rows of 12289-65536 columns read w, b per row
+    # w and b held, and read per row at two CTAs per SM (fnk.torch's for 6144 columns and rows that fill clusters).
+    for per_row in ({}, {"HOLD": "false", "CTAS": 2}):
         yield ("stdlib/norm/layernorm.fnk", "layernorm_fwd_split", {"x": x + 3.0, "w": w, "b": b},
                ["y", "mean", "rstd"], {"eps": 1e-5}, {}, {**split, "P": fwd_p, **per_row})
     mu, r = _mean_rstd(x)
