@@ -61,6 +61,34 @@ def exact_split(n):
     return None
 
 
+def ragged_split(n, backward=False):
+    """(CLUSTER, BLOCK_N) for a row wider than 8192 columns that is not a
+    power of two: the narrowest slices of 2048 (up to 16384 columns; the
+    backward's start at 4096 above 16384), 4096, 8192 or (the forward's)
+    16384 columns that cover it in at most 16 CTAs with at most an eighth of
+    their columns past the row, else None (some rows of 16385-57343
+    columns). Padded to a power of two, such rows leave CTAs idle: the last
+    CTA of 20000 over 4 x 8192 holds 3616 columns and the fourth none. In
+    bf16 on the H200 (backend v32; bench/fwd_probe.py and bench/bwd_probe.py
+    against torch.compile in one process, us), the padded split against these:
+    RMSNorm forward 3276x20000 over 5 x 4096 75.1 against 120.2
+    (torch.compile 74.5), 1600x40000 over 10 x 4096 71.7 against 125.0 (5 x
+    8192 72.8; torch.compile 92.3), 682x98304 over 12 x 8192 78.6 against
+    122.4 (torch.compile 116.5), 4096x14000 over 7 x 2048 65.2 against 67.9
+    (torch.compile 65.9); its backward 126.6 against 275.6 (208.6), 130.5
+    against 279.1 (5 x 8192 151.3; 245.5), 170.4 against 235.7 (271.0);
+    LayerNorm's in ln_fwd and ln_bwd. The backward of 8193-16384 columns
+    keeps its clusters of two, one resident wave: 4096x14000 105.9 against
+    120.6 over 7 x 2048."""
+    if n <= (16384 if backward else 8192) or n & (n - 1) == 0:
+        return None
+    for b in ((2048,) if n <= 16384 else ()) + (4096, 8192) + (() if backward else (16384,)):
+        c = -(-n // b)
+        if c <= 16 and 8 * (c * b - n) <= c * b:
+            return c, b
+    return None
+
+
 def split(n, backward=False, dtype="f32"):
     """(CLUSTER, BLOCK_N, WARPS) for rows wider than one tile: the row spread
     over a cluster. From bench/tune.py on the H200 (docs/perf-notes.md, "GPU
@@ -75,8 +103,8 @@ def split(n, backward=False, dtype="f32"):
     134.2; float32 256x131072 107.2 against 117.8, where 8 x 16384 also
     spilled 4 bytes). In 2-byte dtypes (measured in bf16 only), a row that
     exact_split cuts into 3 or 5 slices without padding takes those, at
-    least 2 warps."""
-    cut = exact_split(n) if dtype != "f32" else None
+    least 2 warps, and a ragged row the slices ragged_split covers it with."""
+    cut = (exact_split(n) or ragged_split(n, backward)) if dtype != "f32" else None
     if cut:
         return cut[0], cut[1], max(2, cut[1] // (512 if backward else 1024))
     cluster = 2
@@ -137,13 +165,19 @@ def rms_fwd(n, sms=132, resident=None, dtype="bf16"):
         if dtype == "f32" and n > 4096:
             return Launch("rmsnorm_fwd", {"BLOCK_N": 4096, "WARPS": 8})
         return Launch("rmsnorm_fwd_row", {"BLOCK_N": block(n)})
+    if dtype != "f32" and 16384 < n < 16 * 16384 and not ragged_split(n) and n & (n - 1):
+        # a ragged row no slices cover closely: the chunks, which beat the padded split at every ragged width
+        # measured (backend v32: 3276x20000 79.7 us against 120.2 over 4 x 8192, 1600x40000 109.3 against
+        # 125.0, 682x98304 121.2 against 122.4)
+        return Launch("rmsnorm_fwd", {"BLOCK_N": 4096, "WARPS": 16})
     c, b, warps = split(n, dtype=dtype)
     consts = {"BLOCK_N": b, "CLUSTER": c, "WARPS": warps}
     # Clusters of 16 CTAs of 16384 columns: those resident at once, when the driver says (P is a const of the
     # kernel: the occupancy is asked of the P = 1 instance, the same registers), else 6 CTAs per SM's worth;
-    # of 8192 columns 8 (512x131072: 75.4 us; 6: 76.7, 12: 78.0; backend v28); smaller clusters 12.
+    # 8192-column CTAs in clusters of more than 8: 8 (512x131072: 75.4 us; 6: 76.7, 12: 78.0; backend v28;
+    # 682x98304 over 12: 78.6, at P = 22 89.8, backend v32); others 12 (1600x40000 over 10 x 4096: 71.7).
     grid = _resident_grid(Launch("rmsnorm_fwd_split", {**consts, "P": 1}, cluster=c), resident).grid if b > 8192 else 0
-    p = grid or max(1, (12 if c <= 8 else 6 if b > 8192 else 8) * sms // c)
+    p = grid or max(1, (6 if b > 8192 else 12 if c <= 8 or b < 8192 else 8) * sms // c)
     return Launch("rmsnorm_fwd_split", {**consts, "P": p})
 
 
@@ -305,16 +339,23 @@ def ln_fwd(n, sms=132, resident=None, dtype="bf16"):
         return Launch("layernorm_fwd", {"BLOCK_N": 2048, "WARPS": 16 if 4096 < n <= 8192 else 4})
     if 4096 < n <= 8192:
         return Launch("layernorm_fwd_row", {"BLOCK_N": 8192, "WARPS": 8, "CTAS": 3, "L2": 3 * sms})
-    if n in (16384, 32768, 65536, 16 * 8192, 16 * 16384):  # rows that fill their clusters; ragged ones lost (above)
+    if n in (16384, 32768, 65536, 16 * 8192, 16 * 16384):  # rows that fill clusters of 8192 or 16384 columns
         b = 8192 if n <= 16 * 8192 else 16384
+        cut = n // b, b
+    else:  # ragged rows; rows of 3 or 5 slices wider than 8192 columns keep the chunks (above)
+        cut = None if exact_split(n) else ragged_split(n)
+    if cut and cut[1] >= 8192:
+        c, b = cut
         per_sm = 16384 // b  # two 8-warp CTAs per SM, or one of 16 warps
-        c = n // b
         wide = functools.partial(clusters, c, b, 16 // per_sm, CTAS=per_sm, HOLD=False)
         if c == 16:  # the 16-CTA clusters resident at once (asked of the P = 1 instance); the H200 holds 7 per CTA per SM
             p = _resident_grid(wide(1)._replace(cluster=16), resident).grid or per_sm * 7 * sms // 132
-        else:
-            p = 3 * sms // 2 if c == 4 else sms
+        else:  # 12 x 8192 (682x98304): 22 clusters, 135.2 us
+            p = per_sm * sms // c if c > 8 else 3 * sms // 2 if c == 4 else sms
         return wide(p)
+    if cut:  # ragged_split's 2048 or 4096 columns a CTA, w and b held
+        c, b = cut
+        return clusters(c, b, 4, 12 * sms // c)
     if n < 16384:
         return Launch("layernorm_fwd", {"BLOCK_N": 2048, "WARPS": 4})
     return Launch("layernorm_fwd", {"BLOCK_N": 4096, "WARPS": 16})
@@ -372,8 +413,8 @@ def _ln_bwd(n, m, sms, dtype):
         c, b = cut
         return Launch("layernorm_bwd_split_acc", {"BLOCK_N": b, "CLUSTER": c, "WARPS": max(4, b // 512)}, per_sm=8,
                       cluster=c)
-    if 8192 < n <= 8 * 8192:
-        c, b, warps = split(n, backward=True)  # a power-of-two split (the exact ones are above)
+    if 8192 < n <= 8 * 8192 or (dtype != "f32" and ragged_split(n, backward=True)):
+        c, b, warps = split(n, backward=True, dtype=dtype)  # ragged_split's slices, else a power-of-two split
         consts = {"BLOCK_N": b, "CLUSTER": c, "WARPS": warps, **({"WS": 1} if dtype == "f32" else {})}
         return Launch("layernorm_bwd_split_acc", consts, per_sm=1 if c == 2 else 8, cluster=c)
     if dtype == "f32" and n > 4096:

@@ -109,7 +109,7 @@ def test_float32_takes_the_settings_that_do_not_spill():
     for n in (4097, 8192):
         assert schedules.ln_fwd(n, SMS, dtype="f32") == schedules.Launch("layernorm_fwd", {"BLOCK_N": 2048, "WARPS": 16})
         assert schedules.ln_fwd(n, SMS, dtype="bf16").kernel == "layernorm_fwd_row"
-    for n in (4097, 8192, 65537, 262144):
+    for n in (4097, 8192, 131073, 262144):
         ln = {dt: schedules.ln_bwd(n, m=32768, sms=SMS, dtype=dt) for dt in ("bf16", "f32")}
         assert ln["f32"].consts == {**ln["bf16"].consts, "PF": 0, "L2": 0}
     assert "PF" not in schedules.ln_bwd(4096, dtype="f32").consts
@@ -119,19 +119,22 @@ def test_float32_takes_the_settings_that_do_not_spill():
 
 
 def test_layernorm_backward_of_wide_rows_over_clusters():
-    """Rows of 8193-65536 columns take the LayerNorm split (clusters of up to
-    8 CTAs of 8192 columns at 16 warps, sums added into rows), in either
-    dtype; the rows around that range stay with layernorm_bwd."""
-    for n in (8193, 20000, 65536):
-        for dt in ("bf16", "f32"):
-            s = schedules.ln_bwd(n, m=4096, sms=SMS, dtype=dt)
-            c, b, warps = schedules.split(n, backward=True)
-            consts = {"BLOCK_N": b, "CLUSTER": c, "WARPS": warps, **({"WS": 1} if dt == "f32" else {})}
-            assert s == schedules.Launch("layernorm_bwd_split_acc", consts, per_sm=1 if c == 2 else 8, cluster=c)
-            assert b == 8192 and c * b >= n and warps == 16
-            assert schedules.acc_rows(4096, SMS, s) == schedules.ACC_ROWS
-    for n in (8192, 65537):
-        assert schedules.ln_bwd(n).kernel == "layernorm_bwd"
+    """Rows of 8193-65536 columns take the LayerNorm split (sums added into
+    rows), in either dtype: clusters of up to 8 CTAs of 8192 columns at 16
+    warps, or in bf16 the slices ragged_split covers a ragged row above
+    16384 columns with (up to 16 CTAs of 4096 or 8192 columns, 16 columns a
+    thread), then up to 131072 columns; the rows around that range stay with
+    layernorm_bwd."""
+    for n, dt, cut in ((8193, "bf16", (2, 8192)), (20000, "f32", (4, 8192)), (65536, "bf16", (8, 8192)),
+                       (20000, "bf16", (5, 4096)), (40000, "bf16", (10, 4096)), (98304, "bf16", (12, 8192)),
+                       (131071, "bf16", (16, 8192))):
+        s = schedules.ln_bwd(n, m=4096, sms=SMS, dtype=dt)
+        c, b = cut
+        consts = {"BLOCK_N": b, "CLUSTER": c, "WARPS": b // 512, **({"WS": 1} if dt == "f32" else {})}
+        assert s == schedules.Launch("layernorm_bwd_split_acc", consts, per_sm=1 if c == 2 else 8, cluster=c), (n, dt)
+        assert schedules.acc_rows(4096, SMS, s) == schedules.ACC_ROWS
+    for n, dt in ((8192, "bf16"), (65537, "f32"), (131073, "bf16"), (98304, "f32")):
+        assert schedules.ln_bwd(n, dtype=dt).kernel == "layernorm_bwd", (n, dt)
 
 
 def test_short_row_backwards_walk_one_row_per_step():
@@ -194,18 +197,24 @@ def test_wide_layernorm_forward_by_width():
     """bf16 LayerNorm rows that fill clusters of 8192-column CTAs (16384,
     32768, 65536, 131072 columns) go over them at 8 warps, two per SM, w and
     b read per row (HOLD false), and 262144 over 16 CTAs of 16384, the 16-CTA
-    clusters as many as are resident (backend v31); ragged wider rows take
-    the chunks, 2048 wide at 4 warps below 16384 columns and 4096 wide at 16
-    above. The exact 5 x 1024 slices hold w and b, the 3 x 2048 ones read
-    them per row."""
+    clusters as many as are resident (backend v31); ragged rows over the
+    slices ragged_split gives: 8192 or 16384 columns as those, 2048 or 4096
+    at 4 warps with w and b held (backend v32); the rest take the chunks,
+    2048 wide at 4 warps below 16384 columns and 4096 wide at 16 above. The
+    exact 5 x 1024 slices hold w and b, the 3 x 2048 ones read them per
+    row."""
     def got(n):
         f = schedules.ln_fwd(n, SMS)
         c = f.consts
         return (f.kernel, c.get("CLUSTER", 1), c["BLOCK_N"], c["WARPS"], c.get("CTAS", 0), c.get("HOLD", True),
                 c.get("P", 0))
     chunks, chunks16 = ("layernorm_fwd", 1, 2048, 4, 0, True, 0), ("layernorm_fwd", 1, 4096, 16, 0, True, 0)
-    assert got(10000) == got(12288) == got(14000) == got(16383) == chunks
-    assert got(16385) == got(20000) == got(40000) == got(98304) == got(196608) == got(262145) == chunks16
+    assert got(10240) == got(12288) == got(12300) == chunks  # 5 x 2048 and 3 x 4096 tied the chunks (backend v28)
+    assert got(16385) == got(17000) == got(262145) == chunks16  # no slices within an eighth of the row
+    assert got(14000) == ("layernorm_fwd_split", 7, 2048, 4, 0, True, 12 * SMS // 7)
+    assert got(20000) == ("layernorm_fwd_split", 5, 4096, 4, 0, True, 12 * SMS // 5)
+    assert got(98304) == ("layernorm_fwd_split", 12, 8192, 8, 2, False, 2 * SMS // 12)
+    assert got(196608) == ("layernorm_fwd_split", 12, 16384, 16, 1, False, SMS // 12)
     assert got(16384) == ("layernorm_fwd_split", 2, 8192, 8, 2, False, SMS)
     assert got(32768) == ("layernorm_fwd_split", 4, 8192, 8, 2, False, 3 * SMS // 2)
     assert got(65536) == ("layernorm_fwd_split", 8, 8192, 8, 2, False, SMS)
@@ -215,19 +224,64 @@ def test_wide_layernorm_forward_by_width():
     assert resident.consts["P"] == 12
     assert got(5120)[:6] == ("layernorm_fwd_split", 5, 1024, 2, 0, True)
     assert got(6144)[:6] == ("layernorm_fwd_split", 3, 2048, 4, 0, False)
-    assert schedules.ln_fwd(16384, SMS, dtype="f32").consts == {"BLOCK_N": 2048, "WARPS": 4}
+    for n in (16384, 20000):
+        assert schedules.ln_fwd(n, SMS, dtype="f32").consts == {"BLOCK_N": 2048, "WARPS": 4}
+
+
+@pytest.mark.parametrize("n,fwd,bwd", [
+    (10000, (5, 2048), None), (14000, (7, 2048), None), (16383, (8, 2048), None), (16385, None, None),
+    (20000, (5, 4096), (5, 4096)), (25000, None, None), (40000, (10, 4096), (10, 4096)),
+    (65537, (9, 8192), (9, 8192)), (98304, (12, 8192), (12, 8192)), (131073, (9, 16384), None),
+    (196608, (12, 16384), None), (262145, None, None), (8192, None, None), (65536, None, None)])
+def test_ragged_split(n, fwd, bwd):
+    """The narrowest slices (2048 columns up to 16384, then 4096, 8192 and
+    the forward's 16384) that cover a ragged row in at most 16 CTAs with at
+    most an eighth of their columns idle; the backward keeps its clusters of
+    two up to 16384 columns, and powers of two keep their splits."""
+    assert schedules.ragged_split(n) == fwd
+    assert schedules.ragged_split(n, backward=True) == bwd
+    for cut in (fwd, bwd):
+        if cut:
+            c, b = cut
+            assert c <= 16 and n <= c * b and 8 * (c * b - n) <= c * b and (b == 2048 or n > 16384)
+
+
+def test_ragged_rows_over_balanced_clusters():
+    """bf16 RMSNorm rows take ragged_split's slices both ways (the forward
+    at 1024 columns a warp, 12 CTAs per SM's worth of clusters but 8 for
+    8192-column CTAs in clusters of more than 8; the backward at 512 a warp,
+    8 CTAs per SM's worth); ragged rows of 16385-262143 columns it does not
+    cover take the 4096-wide chunks forward (backend v32); float32 keeps
+    the padded splits."""
+    def fwd(n):
+        f = schedules.rms_fwd(n, SMS)
+        return f.kernel, f.consts.get("CLUSTER", 1), f.consts["BLOCK_N"], f.consts["WARPS"], f.consts.get("P", 0)
+    assert fwd(14000) == ("rmsnorm_fwd_split", 7, 2048, 2, 12 * SMS // 7)
+    assert fwd(20000) == ("rmsnorm_fwd_split", 5, 4096, 4, 12 * SMS // 5)
+    assert fwd(40000) == ("rmsnorm_fwd_split", 10, 4096, 4, 12 * SMS // 10)
+    assert fwd(98304) == ("rmsnorm_fwd_split", 12, 8192, 8, 8 * SMS // 12)
+    assert fwd(196608) == ("rmsnorm_fwd_split", 12, 16384, 16, 6 * SMS // 12)
+    assert fwd(17000) == fwd(25000) == ("rmsnorm_fwd", 1, 4096, 16, 0)
+    assert schedules.rms_fwd(20000, SMS, dtype="f32").consts["CLUSTER"] == 4
+    for n, (c, b) in ((20000, (5, 4096)), (40000, (10, 4096)), (98304, (12, 8192))):
+        s = schedules.rms_bwd(n, m=4096, sms=SMS)
+        assert s == schedules.Launch("rmsnorm_bwd_split_acc", {"BLOCK_N": b, "CLUSTER": c, "WARPS": b // 512},
+                                     per_sm=8, cluster=c), n
+    assert schedules.rms_bwd(14000, m=4096, sms=SMS).cluster == 2
+    assert schedules.rms_bwd(20000, m=4096, sms=SMS, dtype="f32").cluster == 4
 
 
 def test_forward_splits_take_16_by_8192_before_wider_slices():
     """The RMSNorm forward spreads rows of 65537-131072 columns over 16 CTAs
     of 8192 columns, 8 CTAs per SM's worth of clusters, before it widens the
-    slices to 16384 (backend v28); the backward keeps 8 x 16384."""
+    slices to 16384 (backend v28); the backward keeps 8 x 16384. (bf16's
+    ragged rows there take ragged_split's slices.)"""
     for n in (65537, 131072):
-        f = schedules.rms_fwd(n, SMS)
+        f = schedules.rms_fwd(n, SMS, dtype="f32" if n == 65537 else "bf16")
         got = (f.consts["CLUSTER"], f.consts["BLOCK_N"], f.consts["WARPS"], f.consts["P"])
         assert got == (16, 8192, 8, 8 * SMS // 16)
-        assert schedules.rms_bwd(n).consts["CLUSTER"] == 8
-    assert schedules.rms_fwd(131073, SMS).consts["BLOCK_N"] == 16384
+        assert schedules.rms_bwd(n, dtype="f32").consts["CLUSTER"] == 8
+    assert schedules.rms_fwd(131073, SMS, dtype="f32").consts["BLOCK_N"] == 16384
 
 
 def test_partial_rows_balanced():
@@ -286,6 +340,16 @@ def test_wide_bf16_layernorm_launches(mods, n):
     CTAs, w and b read per row, at the widths that fill them; the chunks at
     ragged ones) in the interpreter."""
     check_layernorm(mods[1], n, schedule_dtype="bf16")
+
+
+@pytest.mark.parametrize("n", [14000, 20000, 40000, 98304, 196608])
+def test_ragged_bf16_launches(mods, n):
+    """The bf16 schedules of ragged rows over ragged_split's slices
+    (clusters of 5 to 12 CTAs, the last one's columns partly past the row),
+    RMSNorm and LayerNorm both ways, in the interpreter."""
+    launches = [*check_rmsnorm(mods[0], n, schedule_dtype="bf16"), *check_layernorm(mods[1], n, schedule_dtype="bf16")]
+    cut = schedules.ragged_split(n)
+    assert any(launch.consts.get("CLUSTER") == cut[0] for launch in launches), launches
 
 
 def check_layernorm(ln, n, schedule_dtype="f32"):

@@ -27,7 +27,9 @@ def close(a, b, dtype, what):
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
 @pytest.mark.parametrize("shape", [(1, 1), (3, 7), (64, 1000), (4099, 256), (5, 4096), (37, 5120), (2, 3, 8192), (9, 12288),
-                                   (4, 20000), (3, 65536), (9, 262144)])
+                                   (4, 20000), (3, 65536), (9, 262144),
+                                   # ragged rows: over 7 x 2048, 10 x 4096, 12 x 8192, 12 x 16384; chunks (17000)
+                                   (5, 14000), (6, 40000), (3, 98304), (2, 196608), (3, 17000)])
 def test_rms_norm_matches_torch(shape, dtype):
     g = torch.Generator(device="cuda").manual_seed(sum(shape))
     x = torch.randn(*shape, device="cuda", generator=g).to(dtype).requires_grad_()
@@ -195,7 +197,7 @@ def test_rms_norm_backward_workspace_waits_for_the_other_stream():
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
 @pytest.mark.parametrize("shape", [(1, 1), (3, 7), (64, 1000), (4099, 256), (300, 5000), (37, 5120), (2, 5, 8192),
                                    (9, 6144), (4, 20000), (5, 16000), (7, 10240), (3, 65536), (2, 131072),
-                                   (3, 100000), (2, 200000)])
+                                   (3, 100000), (2, 200000), (5, 14000), (6, 40000), (3, 98304), (2, 196608)])
 def test_layer_norm_matches_torch(shape, dtype):
     g = torch.Generator(device="cuda").manual_seed(7 + sum(shape))
     n = shape[-1]
