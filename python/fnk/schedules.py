@@ -70,16 +70,21 @@ def ragged_split(n, backward=False):
     columns). Padded to a power of two, such rows leave CTAs idle: the last
     CTA of 20000 over 4 x 8192 holds 3616 columns and the fourth none. In
     bf16 on the H200 (backend v32; bench/fwd_probe.py and bench/bwd_probe.py
-    against torch.compile in one process, us), the padded split against these:
-    RMSNorm forward 3276x20000 over 5 x 4096 75.1 against 120.2
-    (torch.compile 74.5), 1600x40000 over 10 x 4096 71.7 against 125.0 (5 x
-    8192 72.8; torch.compile 92.3), 682x98304 over 12 x 8192 78.6 against
-    122.4 (torch.compile 116.5), 4096x14000 over 7 x 2048 65.2 against 67.9
-    (torch.compile 65.9); its backward 126.6 against 275.6 (208.6), 130.5
-    against 279.1 (5 x 8192 151.3; 245.5), 170.4 against 235.7 (271.0);
-    LayerNorm's in ln_fwd and ln_bwd. The backward of 8193-16384 columns
-    keeps its clusters of two, one resident wave: 4096x14000 105.9 against
-    120.6 over 7 x 2048."""
+    against torch.compile in one process), us, over these slices / over the
+    padded split (torch.compile):
+
+    | rows | RMSNorm fwd | RMSNorm bwd | slices |
+    |---|---|---|---|
+    | 4096x14000 | 65.2 / 67.9 (65.9) | 120.6 / 105.9: clusters of two kept | 7 x 2048 |
+    | 4096x16000 | 72.7 / 71.5 (69.5) | clusters of two kept | 8 x 2048 |
+    | 3276x20000 | 75.1 / 120.2 (74.5) | 126.6 / 275.6 (208.6) | 5 x 4096 |
+    | 1600x40000 | 71.7 / 125.0 (92.3) | 130.5 / 279.1 (245.5) | 10 x 4096 (5 x 8192: 72.8, 151.3) |
+    | 682x98304 | 78.6 / 122.4 (116.5) | 170.4 / 235.7 (271.0) | 12 x 8192 |
+    | 342x196608 | 103.3 / 118.3 (116.0) | padded kept | 12 x 16384 |
+
+    LayerNorm's backward over the same slices: 177.6 / 357.1 (275.1), 187.7
+    / 360.6 (5 x 8192 238.7; 270.0), 249.4 / 599.3 for its row kernel
+    (260.5); its forward in ln_fwd."""
     if n <= (16384 if backward else 8192) or n & (n - 1) == 0:
         return None
     for b in ((2048,) if n <= 16384 else ()) + (4096, 8192) + (() if backward else (16384,)):
@@ -156,7 +161,10 @@ def rms_fwd(n, sms=132, resident=None, dtype="bf16"):
     second time from L2): 56 registers at 8 warps, four CTAs per SM, where the
     whole row takes 80 and three (32768x8192: 541.1-542.4 us against
     568.1-569.6; 16 warps 540.7-542.9; 8192-wide chunks 670-686; backend
-    v20)."""
+    v20). bf16 ragged rows go over ragged_split's slices (split); those of
+    16385-262143 columns it does not cover, in 4096-wide chunks at 16 warps
+    (2684x25000 90.7 us against 101.9 over 4 x 8192; torch.compile 74.2;
+    backend v32)."""
     if 256 < n <= 1024:
         return Launch("rmsnorm_fwd_rows", rows_tile(n, 8, elems=8192))
     if n <= 2048:
@@ -314,15 +322,23 @@ def ln_fwd(n, sms=132, resident=None, dtype="bf16"):
     (_resident_grid; the H200's 7 per CTA per SM without the driver;
     512x131072 97.8 us at P = 14 against 110.6 at 66 and 156.3 for the
     chunks, torch.compile 129.9; 256x262144 116.5 at P = 7 against 134.4 at
-    49 and 151.9, torch.compile 168.3). Rows that leave part of a cluster
-    idle lost to the chunks, by up to 2.3x (v30's 4 x 4096 and 8 x 8192
-    included: 4096x14000 100.4 us and 108.5 over 2 x 8192 against 97.2 for
-    2048-wide chunks at 4 warps; 3276x20000 260.5 over 4 x 8192 against
-    112.4 for 4096-wide chunks at 16 warps; 1600x40000 223.3 and 262.8
-    against torch.compile's 128.8; 682x98304 239.4 against 167.7 and
-    torch.compile's 140.8; backend v31), so they take the chunks: 2048 wide
-    at 4 warps below 16384 columns (3072x12288 56.1 against 63.2 for 2 x
-    8192; torch.compile 53.0), 4096 wide at 16 warps above. float32 rows
+    49 and 151.9, torch.compile 168.3). Padded to a power of two, ragged
+    rows lost to the chunks by up to 2.3x (v30's 4 x 4096 and 8 x 8192
+    included: 3276x20000 260.5 over 4 x 8192 against 112.4 for 4096-wide
+    chunks at 16 warps; backend v31); they go over ragged_split's slices
+    instead (backend v32, us): 8192 or 16384 columns as the rows that fill
+    their clusters, P = 2 x SMs / CLUSTER for more than 8 (682x98304 over
+    12 x 8192 135.2, against 164.2 for the chunks and torch.compile's
+    139.3; 342x196608 over 12 x 16384 170.1, against 249.1 padded to 16 and
+    torch.compile's 150.1), pairs of 4096 as 8192 (1600x40000 over 5 x 8192
+    106.3, 109.2 over 10 x 4096, 122.3 for the chunks; torch.compile
+    128.3), 2048 or 4096 at 4 warps with w and b held, 12 CTAs per SM's
+    worth (4096x14000 over 7 x 2048 84.0 against 96.3 for the chunks and
+    torch.compile's 92.8; 3276x20000 over 5 x 4096 96.4 against 111.0 and
+    126.3; reading w and b per row lost there: 122.9). The rest take the
+    chunks: 2048 wide at 4 warps below 16384 columns (3072x12288 56.1
+    against 63.2 for 2 x 8192; torch.compile 53.0; 5461x12288 90.2 against
+    90.7 over 6 x 2048), 4096 wide at 16 warps above. float32 rows
     of 4097-8192 columns take the 2048-wide chunks at 16 warps (32768x8192
     566.1 us against 591.4 at 4 warps; backend v30)."""
     if n <= 2048:
@@ -344,6 +360,8 @@ def ln_fwd(n, sms=132, resident=None, dtype="bf16"):
         cut = n // b, b
     else:  # ragged rows; rows of 3 or 5 slices wider than 8192 columns keep the chunks (above)
         cut = None if exact_split(n) else ragged_split(n)
+        if cut and cut[1] == 4096 and cut[0] % 2 == 0:  # pairs of them as one (1600x40000: 106.3 us, 109.2 over 10)
+            cut = cut[0] // 2, 8192
     if cut and cut[1] >= 8192:
         c, b = cut
         per_sm = 16384 // b  # two 8-warp CTAs per SM, or one of 16 warps

@@ -213,6 +213,7 @@ def test_wide_layernorm_forward_by_width():
     assert got(16385) == got(17000) == got(262145) == chunks16  # no slices within an eighth of the row
     assert got(14000) == ("layernorm_fwd_split", 7, 2048, 4, 0, True, 12 * SMS // 7)
     assert got(20000) == ("layernorm_fwd_split", 5, 4096, 4, 0, True, 12 * SMS // 5)
+    assert got(40000) == ("layernorm_fwd_split", 5, 8192, 8, 2, False, SMS)  # 10 x 4096 as 5 x 8192
     assert got(98304) == ("layernorm_fwd_split", 12, 8192, 8, 2, False, 2 * SMS // 12)
     assert got(196608) == ("layernorm_fwd_split", 12, 16384, 16, 1, False, SMS // 12)
     assert got(16384) == ("layernorm_fwd_split", 2, 8192, 8, 2, False, SMS)
