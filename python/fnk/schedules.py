@@ -75,16 +75,16 @@ def ragged_split(n, backward=False):
 
     | rows | RMSNorm fwd | RMSNorm bwd | slices |
     |---|---|---|---|
-    | 4096x14000 | 65.2 / 67.9 (65.9) | 120.6 / 105.9: clusters of two kept | 7 x 2048 |
-    | 4096x16000 | 72.7 / 71.5 (69.5) | clusters of two kept | 8 x 2048 |
-    | 3276x20000 | 75.1 / 120.2 (74.5) | 126.6 / 275.6 (208.6) | 5 x 4096 |
-    | 1600x40000 | 71.7 / 125.0 (92.3) | 130.5 / 279.1 (245.5) | 10 x 4096 (5 x 8192: 72.8, 151.3) |
-    | 682x98304 | 78.6 / 122.4 (116.5) | 170.4 / 235.7 (271.0) | 12 x 8192 |
-    | 342x196608 | 103.3 / 118.3 (116.0) | padded kept | 12 x 16384 |
+    | 4096x14000 | 65.2 / 68.0 (65.9) | 120.9 / 106.1: clusters of two kept | 7 x 2048 |
+    | 4096x16000 | 72.8 / 71.4 (69.5) | clusters of two kept | 8 x 2048 |
+    | 3276x20000 | 75.4 / 120.5 (74.6) | 126.7 / 275.7 (208.7) | 5 x 4096 |
+    | 1600x40000 | 71.7 / 125.0 (94.9) | 130.5 / 279.1 (245.5) | 10 x 4096 (5 x 8192: 73.3, 151.4) |
+    | 682x98304 | 78.6 / 122.4 (116.5) | 170.5 / 235.7 (273.6) | 12 x 8192 |
+    | 342x196608 | 103.3 / 118.3 (116.2) | padded kept | 12 x 16384 |
 
-    LayerNorm's backward over the same slices: 177.6 / 357.1 (275.1), 187.7
-    / 360.6 (5 x 8192 238.7; 270.0), 249.4 / 599.3 for its row kernel
-    (260.5); its forward in ln_fwd."""
+    LayerNorm's backward over the same slices: 177.5 / 357.1 (275.0), 187.7
+    / 360.6 (5 x 8192 238.7; 269.9), 249.8 / 599.3 for its row kernel
+    (260.6); its forward in ln_fwd."""
     if n <= (16384 if backward else 8192) or n & (n - 1) == 0:
         return None
     for b in ((2048,) if n <= 16384 else ()) + (4096, 8192) + (() if backward else (16384,)):
@@ -175,7 +175,7 @@ def rms_fwd(n, sms=132, resident=None, dtype="bf16"):
         return Launch("rmsnorm_fwd_row", {"BLOCK_N": block(n)})
     if dtype != "f32" and 16384 < n < 16 * 16384 and not ragged_split(n) and n & (n - 1):
         # a ragged row no slices cover closely: the chunks, which beat the padded split at every ragged width
-        # measured (backend v32: 3276x20000 79.7 us against 120.2 over 4 x 8192, 1600x40000 109.3 against
+        # measured (backend v32: 3276x20000 80.0 us against 120.5 over 4 x 8192, 1600x40000 109.3 against
         # 125.0, 682x98304 121.2 against 122.4)
         return Launch("rmsnorm_fwd", {"BLOCK_N": 4096, "WARPS": 16})
     c, b, warps = split(n, dtype=dtype)
@@ -183,7 +183,7 @@ def rms_fwd(n, sms=132, resident=None, dtype="bf16"):
     # Clusters of 16 CTAs of 16384 columns: those resident at once, when the driver says (P is a const of the
     # kernel: the occupancy is asked of the P = 1 instance, the same registers), else 6 CTAs per SM's worth;
     # 8192-column CTAs in clusters of more than 8: 8 (512x131072: 75.4 us; 6: 76.7, 12: 78.0; backend v28;
-    # 682x98304 over 12: 78.6, at P = 22 89.8, backend v32); others 12 (1600x40000 over 10 x 4096: 71.7).
+    # 682x98304 over 12: 78.6, at P = 22 90.1, backend v32); others 12 (1600x40000 over 10 x 4096: 71.7).
     grid = _resident_grid(Launch("rmsnorm_fwd_split", {**consts, "P": 1}, cluster=c), resident).grid if b > 8192 else 0
     p = grid or max(1, (6 if b > 8192 else 12 if c <= 8 or b < 8192 else 8) * sms // c)
     return Launch("rmsnorm_fwd_split", {**consts, "P": p})
@@ -329,16 +329,16 @@ def ln_fwd(n, sms=132, resident=None, dtype="bf16"):
     instead (backend v32, us): 8192 or 16384 columns as the rows that fill
     their clusters, P = 2 x SMs / CLUSTER for more than 8 (682x98304 over
     12 x 8192 135.2, against 164.2 for the chunks and torch.compile's
-    139.3; 342x196608 over 12 x 16384 170.1, against 249.1 padded to 16 and
+    139.4; 342x196608 over 12 x 16384 170.1, against 249.1 padded to 16 and
     torch.compile's 150.1), pairs of 4096 as 8192 (1600x40000 over 5 x 8192
-    106.3, 109.2 over 10 x 4096, 122.3 for the chunks; torch.compile
-    128.3), 2048 or 4096 at 4 warps with w and b held, 12 CTAs per SM's
-    worth (4096x14000 over 7 x 2048 84.0 against 96.3 for the chunks and
-    torch.compile's 92.8; 3276x20000 over 5 x 4096 96.4 against 111.0 and
-    126.3; reading w and b per row lost there: 122.9). The rest take the
+    106.2, 109.2 over 10 x 4096, 122.5 for the chunks; torch.compile
+    127.9), 2048 or 4096 at 4 warps with w and b held, 12 CTAs per SM's
+    worth (4096x14000 over 7 x 2048 84.3 against 96.3 for the chunks and
+    torch.compile's 92.8; 3276x20000 over 5 x 4096 96.6 against 110.8 and
+    126.6; reading w and b per row lost there: 122.8). The rest take the
     chunks: 2048 wide at 4 warps below 16384 columns (3072x12288 56.1
-    against 63.2 for 2 x 8192; torch.compile 53.0; 5461x12288 90.2 against
-    90.7 over 6 x 2048), 4096 wide at 16 warps above. float32 rows
+    against 63.2 for 2 x 8192; torch.compile 53.0; 5461x12288 90.1 against
+    90.6 over 6 x 2048), 4096 wide at 16 warps above. float32 rows
     of 4097-8192 columns take the 2048-wide chunks at 16 warps (32768x8192
     566.1 us against 591.4 at 4 warps; backend v30)."""
     if n <= 2048:
@@ -360,7 +360,7 @@ def ln_fwd(n, sms=132, resident=None, dtype="bf16"):
         cut = n // b, b
     else:  # ragged rows; rows of 3 or 5 slices wider than 8192 columns keep the chunks (above)
         cut = None if exact_split(n) else ragged_split(n)
-        if cut and cut[1] == 4096 and cut[0] % 2 == 0:  # pairs of them as one (1600x40000: 106.3 us, 109.2 over 10)
+        if cut and cut[1] == 4096 and cut[0] % 2 == 0:  # pairs of them as one (1600x40000: 106.2 us, 109.2 over 10)
             cut = cut[0] // 2, 8192
     if cut and cut[1] >= 8192:
         c, b = cut
