@@ -6,12 +6,15 @@
 // (axisInfo), all V elements are valid and the address is aligned. That is
 // checked at run time once for the whole access (every chunk valid, every
 // address aligned: all C vector accesses in one block); when it fails, per
-// chunk, with per-element accesses as the chunk's fallback. A load or store
+// chunk, with per-element accesses as the chunk's fallback (a global load
+// off alignment may read its pieces whole instead: shiftedLoads). A load or store
 // with `stream = true` or `keep = true` of a global tensor issues its vector
 // accesses with an evict_first or evict_last priority in L1 and L2 (evictionOf).
 #include <algorithm>
 #include <functional>
 #include <numeric>
+
+#include <llvm/IR/Intrinsics.h>
 
 #include "backend/nvptx/Codegen.h"
 #include "backend/nvptx/Lowerer.h"
@@ -239,60 +242,142 @@ static ChunkPlan planChunks(Lowerer& L, const Access& a, const ir::TileLayout& l
 // accesses where not. `vector(c)` and `elements(c)` emit chunk c's two forms
 // and return its values as 16-byte vectors (a load) or nothing (a store); the
 // values are joined with one phi per vector, so a load's elements cross the
-// branches packed (a chunk of 8 bf16 is 4 registers, not 8).
+// branches packed (a chunk of 8 bf16 is 4 registers, not 8). A load may also
+// give `shifted(c0, c1)`, chunks c0..c1-1 read whole at any address (loads
+// first, then the shifts: shiftedLoads): every valid chunk off alignment
+// takes it, all C in one block of their own when every chunk is valid.
 using ChunkEmitter = std::function<std::vector<llvm::Value*>(int64_t chunk)>;
+using ChunksEmitter = std::function<std::vector<llvm::Value*>(int64_t first, int64_t end)>;
 
 static std::vector<llvm::Value*> emitChunked(Lowerer& L, const ChunkPlan& plan, const std::string& tag,
-                                             const ChunkEmitter& vector, const ChunkEmitter& elements) {
+                                             const ChunkEmitter& vector, const ChunkEmitter& elements,
+                                             const ChunksEmitter& shifted = nullptr) {
   auto& b = L.b;
   auto block = [&](const std::string& name) { return llvm::BasicBlock::Create(L.ctx, tag + name, L.kernel); };
-  auto join = [&](const std::vector<llvm::Value*>& x, llvm::BasicBlock* xb, const std::vector<llvm::Value*>& y,
-                  llvm::BasicBlock* yb, std::vector<llvm::Value*>& into) {
-    for (size_t k = 0; k < x.size(); ++k) {
-      llvm::PHINode* p = b.CreatePHI(x[k]->getType(), 2);
-      p->addIncoming(x[k], xb);
-      p->addIncoming(y[k], yb);
+  // One phi per value over the ways in: (values, the block they leave from).
+  using Way = std::pair<std::vector<llvm::Value*>, llvm::BasicBlock*>;
+  auto join = [&](const std::vector<Way>& ways, std::vector<llvm::Value*>& into) {
+    for (size_t k = 0; k < ways[0].first.size(); ++k) {
+      llvm::PHINode* p = b.CreatePHI(ways[0].first[k]->getType(), static_cast<unsigned>(ways.size()));
+      for (const Way& w : ways) p->addIncoming(w.first[k], w.second);
       into.push_back(p);
     }
   };
-  llvm::BasicBlock *fastEnd = nullptr, *joinBB = nullptr;
-  std::vector<llvm::Value*> fastAll;
+  // values(...) in a new block from the current one, then on to `to`: the way out.
+  auto way = [&](llvm::BasicBlock* bb, llvm::BasicBlock* to, const std::function<std::vector<llvm::Value*>()>& values) {
+    b.SetInsertPoint(bb);
+    std::vector<llvm::Value*> v = values();
+    llvm::BasicBlock* end = b.GetInsertBlock();
+    b.CreateBr(to);
+    return Way{std::move(v), end};
+  };
+  auto all = [&](const ChunkEmitter& f) {
+    std::vector<llvm::Value*> v;
+    for (int64_t c = 0; c < plan.chunks; ++c)
+      for (llvm::Value* x : f(c)) v.push_back(x);
+    return v;
+  };
+  std::vector<Way> whole;  // the ways past the per-chunk tests
+  llvm::BasicBlock* joinBB = nullptr;
   if (plan.chunks > 1) {
     llvm::BasicBlock* fastBB = block("t.fast");
     llvm::BasicBlock* slowBB = block("t.slow");
     joinBB = block("t.done");
-    b.CreateCondBr(L.andAll(plan.allOk, plan.allAligned(L)), fastBB, slowBB);
-    b.SetInsertPoint(fastBB);
-    for (int64_t c = 0; c < plan.chunks; ++c)
-      for (llvm::Value* v : vector(c)) fastAll.push_back(v);
-    fastEnd = b.GetInsertBlock();
-    b.CreateBr(joinBB);
+    if (shifted) {
+      llvm::BasicBlock* validBB = block("t.valid");
+      llvm::BasicBlock* shiftBB = block("t.shift");
+      b.CreateCondBr(plan.allOk, validBB, slowBB);
+      b.SetInsertPoint(validBB);
+      b.CreateCondBr(plan.allAligned(L), fastBB, shiftBB);
+      whole.push_back(way(shiftBB, joinBB, [&] { return shifted(0, plan.chunks); }));
+    } else {
+      b.CreateCondBr(L.andAll(plan.allOk, plan.allAligned(L)), fastBB, slowBB);
+    }
+    whole.push_back(way(fastBB, joinBB, [&] { return all(vector); }));
     b.SetInsertPoint(slowBB);
   }
   std::vector<llvm::Value*> slowAll;
   for (int64_t c = 0; c < plan.chunks; ++c) {
-    llvm::Value* aligned = plan.aligned(L, c);
     llvm::BasicBlock* vb = block("v");
     llvm::BasicBlock* sb = block("s");
     llvm::BasicBlock* done = block("v.done");
-    b.CreateCondBr(L.andAll(plan.ok[c], aligned), vb, sb);
-    b.SetInsertPoint(vb);
-    const std::vector<llvm::Value*> fastVecs = vector(c);
-    llvm::BasicBlock* vEnd = b.GetInsertBlock();
-    b.CreateBr(done);
-    b.SetInsertPoint(sb);
-    const std::vector<llvm::Value*> slowVecs = elements(c);
-    llvm::BasicBlock* sEnd = b.GetInsertBlock();
-    b.CreateBr(done);
+    std::vector<Way> ways;
+    if (shifted) {
+      llvm::BasicBlock* okb = block("ok");
+      llvm::BasicBlock* shb = block("sh");
+      b.CreateCondBr(plan.ok[c], okb, sb);
+      b.SetInsertPoint(okb);
+      b.CreateCondBr(plan.aligned(L, c), vb, shb);
+      ways.push_back(way(shb, done, [&] { return shifted(c, c + 1); }));
+    } else {
+      b.CreateCondBr(L.andAll(plan.ok[c], plan.aligned(L, c)), vb, sb);
+    }
+    ways.push_back(way(vb, done, [&] { return vector(c); }));
+    ways.push_back(way(sb, done, [&] { return elements(c); }));
     b.SetInsertPoint(done);
-    join(fastVecs, vEnd, slowVecs, sEnd, slowAll);
+    join(ways, slowAll);
   }
   if (!joinBB) return slowAll;
   llvm::BasicBlock* slowEnd = b.GetInsertBlock();
   b.CreateBr(joinBB);
   b.SetInsertPoint(joinBB);
+  whole.push_back({slowAll, slowEnd});
   std::vector<llvm::Value*> out;
-  join(fastAll, fastEnd, slowAll, slowEnd, out);
+  join(whole, out);
+  return out;
+}
+
+// The 16-byte pieces of chunks c0..c1-1 of a global load, each read whole at
+// an address off 16 (a bf16 row of odd width: seven rows in eight): the two
+// aligned 16-byte blocks that hold its bytes, then its four words picked
+// from their eight by the address's offset s (word s/4 on) and funnel-shifted
+// by its bytes within a word (s % 4). Both blocks hold bytes of the piece,
+// so the over-read stays inside 16-byte blocks with valid bytes and cannot
+// fault; an aligned piece reads its one block twice. All loads are issued
+// before the first shift, so that they are in flight together, as the
+// vector path's are. Against the element fallback: 2 vector loads for 8
+// scalar ones, and a warp's load spans 512 contiguous bytes where each
+// scalar one spanned 512 bytes for 64 used (FNK_SHIFTED_LOADS=1).
+static std::vector<llvm::Value*> shiftedLoads(Lowerer& L, const ChunkPlan& plan, int64_t pieces, int64_t c0, int64_t c1,
+                                              const Lowerer::Eviction& ev) {
+  auto& b = L.b;
+  llvm::Type* i32 = b.getInt32Ty();
+  auto* words = llvm::FixedVectorType::get(i32, 4);
+  struct Piece {
+    llvm::Value *lo, *hi, *s;
+  };
+  std::vector<Piece> ps;
+  for (int64_t c = c0; c < c1; ++c)
+    for (int64_t p = 0; p < pieces; ++p) {
+      llvm::Value* at = plan.piecePtr(L, c, p);
+      llvm::Value* s = b.CreateAnd(b.CreatePtrToInt(at, b.getInt64Ty()), L.i64(15));
+      llvm::Value* lo = b.CreateGEP(b.getInt8Ty(), at, b.CreateNeg(s));
+      llvm::Value* hi = b.CreateGEP(b.getInt8Ty(), lo, b.CreateSelect(b.CreateICmpEQ(s, L.i64(0)), L.i64(0), L.i64(16)));
+      auto load = [&](llvm::Value* ptr) {
+        return ev.priority ? L.hintedLoad(words, ptr, ev) : b.CreateAlignedLoad(words, ptr, llvm::Align(16));
+      };
+      llvm::Value* first = load(lo);
+      ps.push_back({first, load(hi), b.CreateTrunc(s, i32)});
+    }
+  std::vector<llvm::Value*> out;
+  for (const Piece& pc : ps) {
+    llvm::Value* w[8];
+    for (unsigned k = 0; k < 4; ++k) {
+      w[k] = b.CreateExtractElement(pc.lo, uint64_t{k});
+      w[k + 4] = b.CreateExtractElement(pc.hi, uint64_t{k});
+    }
+    llvm::Value* q = b.CreateLShr(pc.s, b.getInt32(2));
+    llvm::Value* bits = b.CreateShl(b.CreateAnd(pc.s, b.getInt32(3)), b.getInt32(3));
+    llvm::Value* t[5];  // t[k] = w[k + q]
+    for (unsigned k = 0; k < 5; ++k) {
+      t[k] = w[k];
+      for (unsigned d = 1; d < 4; ++d)
+        t[k] = b.CreateSelect(b.CreateICmpEQ(q, b.getInt32(d)), w[k + d], t[k]);
+    }
+    llvm::Value* v = llvm::PoisonValue::get(words);
+    for (unsigned j = 0; j < 4; ++j) v = b.CreateInsertElement(v, L.intrinsic(llvm::Intrinsic::fshr, {i32}, {t[j + 1], t[j], bits}), uint64_t{j});
+    out.push_back(b.CreateBitCast(v, plan.vty));
+  }
   return out;
 }
 
@@ -373,7 +458,11 @@ TV Lowerer::loadAt(const ir::Operation& op, const std::vector<int64_t>& shape) {
       }
       return vecs;
     };
-    const std::vector<llvm::Value*> vecs = emitChunked(*this, plan, "ld", vectorChunk, elementChunk);
+    // Whole-piece reads off alignment: global 16-byte pieces, an experiment (FNK_SHIFTED_LOADS=1).
+    ChunksEmitter shifted;
+    if (mem.addrSpace == 1 && plan.piece == 16 && knob(Knob::ShiftedLoads) != 0)
+      shifted = [&](int64_t c0, int64_t c1) { return shiftedLoads(*this, plan, pieces, c0, c1, ev); };
+    const std::vector<llvm::Value*> vecs = emitChunked(*this, plan, "ld", vectorChunk, elementChunk, shifted);
     for (size_t r = 0; r < out.regs.size(); ++r)
       out.regs[r] = b.CreateExtractElement(vecs[r / static_cast<size_t>(plan.perPiece)],
                                            static_cast<uint64_t>(r % static_cast<size_t>(plan.perPiece)));

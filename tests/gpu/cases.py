@@ -369,7 +369,8 @@ def all_cases(quick=False, knob=False):
     candidate schedules only in bf16, the dtype tune.py times them in: in f32 they took 277 of run.sh's 1374
     checks (backend v14) and repeat lowering paths the stdlib's and the examples' f32 cases cover. `knob`: the
     shapes of run.sh's knob steps, one ragged and one full tile of each family (a knob changes how a kernel is
-    lowered, not which shapes it takes), a fifth of the cases; `quick` fewer still, without the DiT's."""
+    lowered, not which shapes it takes), and rows of 1003 columns, off 16-byte alignment with whole chunks
+    (FNK_SHIFTED_LOADS), a quarter of the cases; `quick` fewer still, without the DiT's."""
     for case in _cases(quick, knob):
         if not (case[0] == "f32" and case[2] == "bench/variants.fnk"):
             yield case
@@ -377,7 +378,7 @@ def all_cases(quick=False, knob=False):
 
 def _cases(quick, knob):
     rng = np.random.default_rng(1234)
-    Ns = [1000, 4096] if quick else [1000, 8192] if knob else [1, 7, 1000, 4096, 8192]
+    Ns = [1000, 4096] if quick else [1000, 1003, 8192] if knob else [1, 7, 1000, 4096, 8192]
     Ms = [3] if quick else [7] if knob else [1, 7, 64]
     for T in ("bf16", "f32"):
         for N in Ns:
@@ -385,10 +386,10 @@ def _cases(quick, knob):
                 for c in rmsnorm_cases(rng, M, N):
                     yield (T, f"M={M} N={N}") + c
         if not quick:
-            for (B, S, H) in [(2, 9, 1000), (1, 3, 1024)] if knob else [(2, 5, 7), (2, 9, 1000), (1, 3, 1024)]:
+            for (B, S, H) in [(2, 9, 1000), (2, 3, 1003), (1, 3, 1024)] if knob else [(2, 5, 7), (2, 9, 1000), (1, 3, 1024)]:
                 for c in dit_cases(rng, B, S, H):
                     yield (T, f"B={B} S={S} H={H}") + c
-        for N in ([8192] if quick else [1000, 8192] if knob else [1000, 4100, 8192]):
+        for N in ([8192] if quick else [1000, 1003, 8192] if knob else [1000, 4100, 8192]):
             for M in ([3] if quick or knob else [1, 5]):
                 for c in wide_cases(rng, M, N):
                     yield (T, f"wide M={M} N={N}") + c
