@@ -247,6 +247,27 @@ def test_ragged_split(n, fwd, bwd):
             assert c <= 16 and n <= c * b and 8 * (c * b - n) <= c * b and (b == 2048 or n > 16384)
 
 
+def test_ragged_split_everywhere():
+    """At every width from 8193 to 262144 (a stride that meets every
+    residue of 2048): ragged_split gives None for powers of two, else slices
+    that cover the row in 2 to 16 CTAs with at most an eighth of their
+    columns idle, and no narrower slice of its list would also do; where it
+    gives None, no slice of its list qualifies."""
+    for backward in (False, True):
+        widths = ((2048,) if not backward else ()) + (4096, 8192) + ((16384,) if not backward else ())
+        for n in [*range(8193, 262145, 61), 16384, 131072, 262144]:
+            cut = schedules.ragged_split(n, backward)
+            allowed = [b for b in widths if b == 2048 and n <= 16384 or b > 2048]
+            if backward and n <= 16384:
+                allowed = []
+            fits = [b for b in allowed if -(-n // b) <= 16 and 8 * (-(-n // b) * b - n) <= -(-n // b) * b]
+            if n & (n - 1) == 0 or not fits:
+                assert cut is None, (n, backward, cut)
+                continue
+            c, b = cut
+            assert b == fits[0] and c == -(-n // b) and 2 <= c <= 16 and (c - 1) * b < n <= c * b, (n, backward, cut)
+
+
 def test_ragged_rows_over_balanced_clusters():
     """bf16 RMSNorm rows take ragged_split's slices both ways (the forward
     at 1024 columns a warp, 12 CTAs per SM's worth of clusters but 8 for
