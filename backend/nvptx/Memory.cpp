@@ -352,12 +352,12 @@ static std::vector<llvm::Value*> shiftedLoads(Lowerer& L, const ChunkPlan& plan,
       llvm::Value* at = plan.piecePtr(L, c, p);
       llvm::Value* s = b.CreateAnd(b.CreatePtrToInt(at, b.getInt64Ty()), L.i64(15));
       llvm::Value* lo = b.CreateGEP(b.getInt8Ty(), at, b.CreateNeg(s));
-      llvm::Value* hi = b.CreateGEP(b.getInt8Ty(), lo, b.CreateSelect(b.CreateICmpEQ(s, L.i64(0)), L.i64(0), L.i64(16)));
+      llvm::Value* step = b.CreateSelect(b.CreateICmpEQ(s, L.i64(0)), L.i64(0), L.i64(16));  // aligned: lo again
+      llvm::Value* hi = b.CreateGEP(b.getInt8Ty(), lo, step);
       auto load = [&](llvm::Value* ptr) {
         return ev.priority ? L.hintedLoad(words, ptr, ev) : b.CreateAlignedLoad(words, ptr, llvm::Align(16));
       };
-      llvm::Value* first = load(lo);
-      ps.push_back({first, load(hi), b.CreateTrunc(s, i32)});
+      ps.push_back({load(lo), load(hi), b.CreateTrunc(s, i32)});  // a braced list evaluates left to right
     }
   std::vector<llvm::Value*> out;
   for (const Piece& pc : ps) {
@@ -375,7 +375,8 @@ static std::vector<llvm::Value*> shiftedLoads(Lowerer& L, const ChunkPlan& plan,
         t[k] = b.CreateSelect(b.CreateICmpEQ(q, b.getInt32(d)), w[k + d], t[k]);
     }
     llvm::Value* v = llvm::PoisonValue::get(words);
-    for (unsigned j = 0; j < 4; ++j) v = b.CreateInsertElement(v, L.intrinsic(llvm::Intrinsic::fshr, {i32}, {t[j + 1], t[j], bits}), uint64_t{j});
+    for (unsigned j = 0; j < 4; ++j)
+      v = b.CreateInsertElement(v, L.intrinsic(llvm::Intrinsic::fshr, {i32}, {t[j + 1], t[j], bits}), uint64_t{j});
     out.push_back(b.CreateBitCast(v, plan.vty));
   }
   return out;
