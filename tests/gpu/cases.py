@@ -394,6 +394,13 @@ def _cases(quick, knob):
             for M in ([3] if quick or knob else [1, 5]):
                 for c in wide_cases(rng, M, N):
                     yield (T, f"wide M={M} N={N}") + c
+        if not (quick or knob):
+            # Ragged rows over clusters of any size (schedules.ragged_split): 5 x 4096 and 12 x 8192, the last
+            # CTA partly past the row.
+            for (M, N, cluster) in [(5, 20000, 5), (3, 98304, 12)]:
+                x, w, dy = rng.standard_normal((M, N)), rng.standard_normal(N), rng.standard_normal((M, N))
+                for c in split_cases(x, w, dy, cluster=cluster, min_block=4096, fwd_p=2):
+                    yield (T, f"ragged cluster={cluster} M={M} N={N}") + c
         for (M, N) in ([(7, 1000)] if quick else [(7, 1000), (5, 8192)] if knob else
                        [(7, 1000), (5, 8192), (9, 64), (7, 768)]):
             for c in tile_cases(rng, M, N):
