@@ -111,6 +111,16 @@ def time_graph(fn, reps):
     return times[len(times) // 2]
 
 
+def time_backward(f, leaves, dy, reps):
+    """Median microseconds of f's autograd backward on `leaves` (tensors that
+    require grad) with upstream gradient dy. Autograd's backward runs on the
+    forward's streams, so it is captured together with its forward: the
+    backward's time is (forward + backward) - forward, both with autograd
+    recording."""
+    total = time_graph(lambda: torch.autograd.grad(f(*leaves), leaves, dy), reps)
+    return total - time_graph(lambda: f(*leaves), reps)
+
+
 def copy_bandwidth():
     """4 GiB device-to-device copy by an SM kernel (a copy_ captured in a graph
     becomes a copy-engine memcpy node, measured here at only ~2.7 TB/s)."""
@@ -294,12 +304,8 @@ def run_one(kind, shape, dtype, bwd, reps):
                     gs = torch.autograd.grad(y, ins, dy, retain_graph=True)
                     errs["grads"] = max(rel_err(a, b) for a, b in zip(gs, grads_ref))
             if bwd:
-                # Autograd's backward runs on the forward's streams, so it is
-                # captured together with its forward; the backward's time is
-                # (forward + backward) - forward, both with autograd recording.
                 del y
-                total = time_graph(lambda: torch.autograd.grad(f(*tins), tins, dy), reps)
-                results[name] = total - time_graph(lambda: f(*tins), reps)
+                results[name] = time_backward(f, tins, dy, reps)
             else:
                 del y
                 with torch.no_grad():

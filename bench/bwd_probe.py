@@ -81,8 +81,7 @@ def main():
         for _ in range(a.rounds):
             for label, (f, launch, tins) in timed.items():
                 schedule(name, own, launch)
-                total = bench.time_graph(lambda: torch.autograd.grad(f(*tins), tins, dy), a.reps)
-                times[label].append(total - bench.time_graph(lambda: f(*tins), a.reps))
+                times[label].append(bench.time_backward(f, tins, dy, a.reps))
         setattr(schedules, name, own)
         base = min(next(v for k, v in times.items() if k.startswith("torch.compile")))
         print(f"{m}x{n} {a.dtype} backward:", flush=True)

@@ -19,9 +19,7 @@ import fnk.torch as fnt  # noqa: E402  (bench puts python/ on the path)
 
 def backward_us(f, leaves, dy):
     """(forward + backward) - forward, with fresh leaves, as bench.py times it."""
-    t = [leaf.detach().requires_grad_() for leaf in leaves]
-    total = bench.time_graph(lambda: torch.autograd.grad(f(*t), t, dy), 100)
-    return total - bench.time_graph(lambda: f(*t), 100)
+    return bench.time_backward(f, [leaf.detach().requires_grad_() for leaf in leaves], dy, 100)
 
 
 def main():

@@ -23,7 +23,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench  # noqa: E402
 
 import fnk  # noqa: E402  (bench puts python/ on the path)
-import fnk.torch as fnk_torch  # noqa: E402
 from fnk import schedules  # noqa: E402
 
 
