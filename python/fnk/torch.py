@@ -6,8 +6,10 @@
 
 Forward and backward run the stdlib kernels (stdlib/norm/*.fnk) on CUDA
 tensors (rows wider than 8192 spread over a cluster of CTAs: RMSNorm both
-ways, LayerNorm's backward up to 65536 and its bf16 and f16 forward at
-16384, 32768, 65536, 131072 and 262144 columns), on the current stream, without
+ways, LayerNorm's backward up to 65536 columns, in bf16 and f16 up to
+131072 where schedules.ragged_split covers a ragged row, and its bf16 and
+f16 forward at the powers of two from 16384 to 262144 and the ragged rows
+ragged_split covers), on the current stream, without
 copies for contiguous inputs. A
 non-contiguous input is made contiguous first (one copy, as torch's own
 kernels do). RMSNorm and LayerNorm modules wrap them for use in nn.Module
