@@ -37,7 +37,7 @@ struct fnk_module {
   // live as long as the module, so a launch finds its kernel without
   // re-keying it: keying prints and hashes the IR, 18-32 us per call for the
   // norm kernels.
-  std::map<std::pair<const ir::Function*, int>, rt::Kernel> loaded;
+  std::map<std::pair<const ir::Function*, rt::Variant>, rt::Kernel> loaded;
 #endif
   // fnk_instance_get's handles, one per instance, freed with the module.
   std::map<const ir::Function*, std::unique_ptr<fnk_instance>> instances;
@@ -240,16 +240,16 @@ int32_t runOnCpu(const ir::Function& fn, const fnk_arg* args, int32_t nArgs, cha
 }
 
 #ifdef FNK_HAVE_GPU
-/// The module's loaded kernel for instance `fn` and `body` (rt::launchBody;
-/// -1 both): compiled (through the disk cache) and loaded on the first use,
-/// kept for the module's life.
-Status loadedKernel(fnk_module& m, const ir::Function& fn, int body, rt::Device& dev, const rt::Kernel*& out) {
+/// The module's loaded kernel for instance `fn` as `v` asks (rt::launchVariant):
+/// compiled (through the disk cache) and loaded on the first use, kept for
+/// the module's life.
+Status loadedKernel(fnk_module& m, const ir::Function& fn, rt::Variant v, rt::Device& dev, const rt::Kernel*& out) {
   std::lock_guard<std::mutex> lock(m.mu);  // a map entry is never erased, so `out` outlives the lock
-  auto it = m.loaded.find({&fn, body});
+  auto it = m.loaded.find({&fn, v});
   if (it == m.loaded.end()) {
     rt::Kernel k;
-    if (Status s = rt::compileAndLoad(fn, dev, k, nullptr, body); !s) return s;
-    it = m.loaded.emplace(std::pair{&fn, body}, k).first;
+    if (Status s = rt::compileAndLoad(fn, dev, k, nullptr, v); !s) return s;
+    it = m.loaded.emplace(std::pair{&fn, v}, k).first;
   }
   out = &it->second;
   return Status::ok();
@@ -285,7 +285,7 @@ int32_t runOnGpu(fnk_module& m, const ir::Function& fn, const fnk_arg* args, int
   std::vector<interp::Arg> bound;
   if (!ok || finishBinding(binder, bound, error)) return 1;
   const rt::Kernel* k = nullptr;
-  Status s = loadedKernel(m, fn, rt::launchBody(fn, bound), *dev, k);
+  Status s = loadedKernel(m, fn, rt::launchVariant(fn, bound, bufs), *dev, k);
   if (s) s = rt::launch(*dev, fn, *k, bound, bufs, stream);
   if (!s) {
     setError(error, s.message());
@@ -474,7 +474,7 @@ char* fnk_kernel_occupancy(fnk_module* m, const char* kernel, const char* const*
     const std::vector<int> bodies = rt::launchBodies(f);
     for (size_t i = 0; i < bodies.size(); ++i) {
       const rt::Kernel* k = nullptr;
-      if (Status s = loadedKernel(*m, f, bodies[i], *dev, k); !s) return s;
+      if (Status s = loadedKernel(*m, f, {bodies[i], false}, *dev, k); !s) return s;
       rt::Occupancy b;
       if (Status s = dev->occupancy(*k, cluster, static_cast<unsigned>(32 * f.warps()), cluster, b); !s) return s;
       if (i == 0) {

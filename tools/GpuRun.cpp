@@ -61,7 +61,7 @@ Status runGpu(const ir::Function& fn, std::vector<interp::Arg>& args, const GpuR
   if (Status s = rt::Device::open(dev); !s) return s;
   rt::Kernel k;
   rt::CompileInfo ci;
-  if (Status s = rt::compileAndLoad(fn, *dev, k, &ci, rt::launchBody(fn, args)); !s) return s;
+  if (Status s = rt::compileAndLoad(fn, *dev, k, &ci, rt::launchVariant(fn, args)); !s) return s;
   double compileMs = ci.ms;
 
   // Device buffers and the parameter block.

@@ -20,6 +20,13 @@ struct TargetOptions {
   /// spills more); 1 the full tile's, 0 the other (the JIT by default, from
   /// the launch's shapes; `fnkc --body`).
   int body = -1;
+  /// Whether global stores whose 16-byte pieces may lie off alignment (rows
+  /// of a width that is not a multiple of 16 bytes) join them across lanes
+  /// (joinedStore) instead of storing them element by element: the JIT sets
+  /// it for a launch whose tensors are not all aligned (rt::launchVariant),
+  /// since it costs aligned launches registers. FNK_JOINED_STORES=1 sets it
+  /// everywhere (fnkc too), =0 nowhere.
+  bool joinStores = false;
 };
 
 /// The lowering's A/B knobs: environment variables (docs/language.md lists
@@ -47,6 +54,7 @@ enum class Knob {
   WarpPush,            // FNK_WARP_PUSH (default 1): a CTA sum feeding a scalar cluster.reduce pushed by each warp
   KeepL2,              // FNK_KEEP_L2 (default 1): keep = true also asks L2 for evict_last (0: L1 alone)
   ShiftedLoads,        // FNK_SHIFTED_LOADS: global loads off 16-byte alignment read whole and shifted (shiftedLoads)
+  JoinedStores,        // FNK_JOINED_STORES: 1 always, 0 never, unset as TargetOptions::joinStores says
 };
 /// The knob's variable as an integer (a non-numeric text counts as 1), or
 /// `dflt` when it is unset or empty.

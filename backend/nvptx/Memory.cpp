@@ -15,6 +15,7 @@
 #include <numeric>
 
 #include <llvm/IR/Intrinsics.h>
+#include <llvm/IR/IntrinsicsNVPTX.h>
 
 #include "backend/nvptx/Codegen.h"
 #include "backend/nvptx/Lowerer.h"
@@ -245,13 +246,18 @@ static ChunkPlan planChunks(Lowerer& L, const Access& a, const ir::TileLayout& l
 // branches packed (a chunk of 8 bf16 is 4 registers, not 8). A load may also
 // give `shifted(c0, c1)`, chunks c0..c1-1 read whole at any address (loads
 // first, then the shifts: shiftedLoads): every valid chunk off alignment
-// takes it, all C in one block of their own when every chunk is valid.
+// takes it, all C in one block of their own when every chunk is valid. A
+// store may give `joined(c)` instead of the per-chunk branches: chunk c stored
+// by the whole warp at once (joinedStore), where the fast test fails for some
+// lane of the warp; the test is then the warp's, so that no lane is left out
+// of joinedStore's shuffles.
 using ChunkEmitter = std::function<std::vector<llvm::Value*>(int64_t chunk)>;
 using ChunksEmitter = std::function<std::vector<llvm::Value*>(int64_t first, int64_t end)>;
 
 static std::vector<llvm::Value*> emitChunked(Lowerer& L, const ChunkPlan& plan, const std::string& tag,
                                              const ChunkEmitter& vector, const ChunkEmitter& elements,
-                                             const ChunksEmitter& shifted = nullptr) {
+                                             const ChunksEmitter& shifted = nullptr,
+                                             const ChunkEmitter& joined = nullptr) {
   auto& b = L.b;
   auto block = [&](const std::string& name) { return llvm::BasicBlock::Create(L.ctx, tag + name, L.kernel); };
   // One phi per value over the ways in: (values, the block they leave from).
@@ -279,6 +285,22 @@ static std::vector<llvm::Value*> emitChunked(Lowerer& L, const ChunkPlan& plan, 
   };
   std::vector<Way> whole;  // the ways past the per-chunk tests
   llvm::BasicBlock* joinBB = nullptr;
+  if (joined) {  // a store's chunks, each by the whole warp: the one test is the warp's (vote.all)
+    llvm::Value* fast = L.intrinsic(llvm::Intrinsic::nvvm_vote_all_sync, {},
+                                    {b.getInt32(-1), L.andAll(plan.allOk, plan.allAligned(L))});
+    llvm::BasicBlock* fastBB = block("t.fast");
+    llvm::BasicBlock* slowBB = block("t.joined");
+    joinBB = block("t.done");
+    b.CreateCondBr(fast, fastBB, slowBB);
+    b.SetInsertPoint(fastBB);
+    all(vector);
+    b.CreateBr(joinBB);
+    b.SetInsertPoint(slowBB);
+    for (int64_t c = 0; c < plan.chunks; ++c) joined(c);
+    b.CreateBr(joinBB);
+    b.SetInsertPoint(joinBB);
+    return {};
+  }
   if (plan.chunks > 1) {
     llvm::BasicBlock* fastBB = block("t.fast");
     llvm::BasicBlock* slowBB = block("t.slow");
@@ -327,6 +349,29 @@ static std::vector<llvm::Value*> emitChunked(Lowerer& L, const ChunkPlan& plan, 
   return out;
 }
 
+// Bytes s..s+15 (s an i32 in 0..15) of the 32 bytes lo, hi (each <4 x i32>):
+// their words picked from the eight by s / 4 and funnel-shifted by s % 4 bytes.
+static llvm::Value* bytesAt(Lowerer& L, llvm::Value* lo, llvm::Value* hi, llvm::Value* s) {
+  auto& b = L.b;
+  llvm::Type* i32 = b.getInt32Ty();
+  llvm::Value* w[8];
+  for (unsigned k = 0; k < 4; ++k) {
+    w[k] = b.CreateExtractElement(lo, uint64_t{k});
+    w[k + 4] = b.CreateExtractElement(hi, uint64_t{k});
+  }
+  llvm::Value* q = b.CreateLShr(s, b.getInt32(2));
+  llvm::Value* bits = b.CreateShl(b.CreateAnd(s, b.getInt32(3)), b.getInt32(3));
+  llvm::Value* t[5];  // t[k] = w[k + q]
+  for (unsigned k = 0; k < 5; ++k) {
+    t[k] = w[k];
+    for (unsigned d = 1; d < 4; ++d) t[k] = b.CreateSelect(b.CreateICmpEQ(q, b.getInt32(d)), w[k + d], t[k]);
+  }
+  llvm::Value* v = llvm::PoisonValue::get(llvm::FixedVectorType::get(i32, 4));
+  for (unsigned j = 0; j < 4; ++j)
+    v = b.CreateInsertElement(v, L.intrinsic(llvm::Intrinsic::fshr, {i32}, {t[j + 1], t[j], bits}), uint64_t{j});
+  return v;
+}
+
 // The 16-byte pieces of chunks c0..c1-1 of a global load, each read whole at
 // an address off 16 (a bf16 row of odd width: seven rows in eight): the two
 // aligned 16-byte blocks that hold its bytes, then its four words picked
@@ -360,26 +405,66 @@ static std::vector<llvm::Value*> shiftedLoads(Lowerer& L, const ChunkPlan& plan,
       ps.push_back({load(lo), load(hi), b.CreateTrunc(s, i32)});  // a braced list evaluates left to right
     }
   std::vector<llvm::Value*> out;
-  for (const Piece& pc : ps) {
-    llvm::Value* w[8];
-    for (unsigned k = 0; k < 4; ++k) {
-      w[k] = b.CreateExtractElement(pc.lo, uint64_t{k});
-      w[k + 4] = b.CreateExtractElement(pc.hi, uint64_t{k});
-    }
-    llvm::Value* q = b.CreateLShr(pc.s, b.getInt32(2));
-    llvm::Value* bits = b.CreateShl(b.CreateAnd(pc.s, b.getInt32(3)), b.getInt32(3));
-    llvm::Value* t[5];  // t[k] = w[k + q]
-    for (unsigned k = 0; k < 5; ++k) {
-      t[k] = w[k];
-      for (unsigned d = 1; d < 4; ++d)
-        t[k] = b.CreateSelect(b.CreateICmpEQ(q, b.getInt32(d)), w[k + d], t[k]);
-    }
-    llvm::Value* v = llvm::PoisonValue::get(words);
-    for (unsigned j = 0; j < 4; ++j)
-      v = b.CreateInsertElement(v, L.intrinsic(llvm::Intrinsic::fshr, {i32}, {t[j + 1], t[j], bits}), uint64_t{j});
-    out.push_back(b.CreateBitCast(v, plan.vty));
-  }
+  for (const Piece& pc : ps) out.push_back(b.CreateBitCast(bytesAt(L, pc.lo, pc.hi, pc.s), plan.vty));
   return out;
+}
+
+// Chunk c of a global store of one 16-byte piece per chunk, by the whole warp
+// at once (every lane shuffles, so no branch may part the warp before it). An
+// aligned valid chunk is one vector store. A valid chunk s bytes off
+// alignment whose previous lane holds the valid chunk just before it (the
+// blocked layout's lanes are consecutive) stores the aligned 16-byte block
+// that starts in that lane's chunk -- its last s bytes (shfl.up) and this
+// chunk's first 16 - s -- as one vector store. What no block covers (the head
+// of a warp's first chunk, the tail of its last, a chunk not wholly valid)
+// goes element by element through `element(e, covered)`, which stores element
+// e where `covered` is false. Against the element fallback (a bf16 row of odd
+// width): a warp's 31 whole blocks and at most 16 scalar stores of one lane
+// each, where each of 8 scalar stores spread 64 bytes over 512, so that L2
+// merged 8 partial writes per sector. Only where TargetOptions::joinStores
+// asks: the shuffles and the shift cost registers (ptxas spills layernorm_bwd
+// at 8192 columns, and its aligned launch at 32768x8192 ran 432 us against 388).
+static void joinedStore(Lowerer& L, const ChunkPlan& plan, int64_t c, llvm::Value* value,
+                        const Lowerer::Eviction& ev, const std::function<void(int64_t, llvm::Value*)>& element) {
+  auto& b = L.b;
+  llvm::Type* i32 = b.getInt32Ty();
+  llvm::Type* i64 = b.getInt64Ty();
+  auto* words = llvm::FixedVectorType::get(i32, 4);
+  auto shfl = [&](llvm::Intrinsic::ID id, llvm::Value* v, int clamp) {
+    return L.intrinsic(id, {}, {b.getInt32(-1), v, b.getInt32(1), b.getInt32(clamp)});
+  };
+  auto up = [&](llvm::Value* v) { return shfl(llvm::Intrinsic::nvvm_shfl_sync_up_i32, v, 0); };
+  llvm::Value* own = b.CreateBitCast(value, words);
+  llvm::Value* lane = b.CreateAnd(L.tid, b.getInt32(31));
+  llvm::Value* ok = plan.ok[c] ? plan.ok[c] : b.getTrue();
+  llvm::Value* at = b.CreatePtrToInt(plan.addr[c], i64);
+  llvm::Value* s = b.CreateTrunc(b.CreateAnd(at, L.i64(15)), i32);
+  llvm::Value* prev = llvm::PoisonValue::get(words);
+  for (unsigned k = 0; k < 4; ++k) prev = b.CreateInsertElement(prev, up(b.CreateExtractElement(own, uint64_t{k})), uint64_t{k});
+  llvm::Value* prevAt = b.CreateOr(b.CreateShl(b.CreateZExt(up(b.CreateTrunc(b.CreateLShr(at, 32), i32)), i64), 32),
+                                   b.CreateZExt(up(b.CreateTrunc(at, i32)), i64));
+  llvm::Value* prevOk = b.CreateICmpNE(up(b.CreateZExt(ok, i32)), b.getInt32(0));
+  llvm::Value* aligned = b.CreateAnd(ok, b.CreateICmpEQ(s, b.getInt32(0)));
+  llvm::Value* joinPrev = L.andAll(L.andAll(ok, prevOk), L.andAll(b.CreateICmpNE(lane, b.getInt32(0)),
+                                                                  b.CreateICmpEQ(b.CreateAdd(prevAt, L.i64(16)), at)));
+  joinPrev = b.CreateAnd(joinPrev, b.CreateICmpNE(s, b.getInt32(0)));
+  llvm::Value* joinNext =
+      b.CreateAnd(b.CreateICmpNE(shfl(llvm::Intrinsic::nvvm_shfl_sync_down_i32, b.CreateZExt(joinPrev, i32), 31),
+                                 b.getInt32(0)),
+                  b.CreateICmpNE(lane, b.getInt32(31)));
+  llvm::Value* head = b.CreateSub(b.getInt32(16), s);  // this chunk's bytes in the block that starts before it
+  llvm::Value* block = b.CreateSelect(aligned, own, bytesAt(L, prev, own, b.CreateAnd(head, b.getInt32(15))));
+  llvm::Value* to = b.CreateGEP(b.getInt8Ty(), plan.addr[c], b.CreateNeg(b.CreateZExt(s, i64)));
+  L.emitIf(b.CreateOr(aligned, joinPrev), [&] {
+    llvm::Value* v = b.CreateBitCast(block, plan.vty);
+    if (ev.priority) L.hintedStore(v, to, ev);
+    else b.CreateAlignedStore(v, to, llvm::Align(16));
+  });
+  const int64_t bytes = 16 / plan.perPiece;
+  for (int64_t e = 0; e < plan.perPiece; ++e) {
+    llvm::Value* inHead = b.CreateICmpULT(b.getInt32(static_cast<uint32_t>(e * bytes)), head);
+    element(e, b.CreateOr(aligned, b.CreateSelect(inHead, joinPrev, joinNext)));
+  }
 }
 
 llvm::Value* Lowerer::guardedLoad(const Mem& m, ir::DType dt, llvm::Value* valid, llvm::Value* offset, llvm::Value* dflt) {
@@ -553,10 +638,11 @@ Status Lowerer::lowerStore(const ir::Operation& op) {
     return mem.dtype == ir::DType::I1 ? b.CreateZExt(v, ty) : v;
   };
   llvm::Value* only0 = lay.uniform ? b.CreateICmpEQ(tid, i32(0)) : nullptr;
-  auto scalarStore = [&](size_t r, int64_t k = 0, llvm::Value* lastBase = nullptr) {
+  auto scalarStore = [&](size_t r, int64_t k = 0, llvm::Value* lastBase = nullptr, llvm::Value* skip = nullptr) {
     llvm::Value *valid, *off;
     elementAt(*this, a, lay, r, valid, off, k, lastBase);
     valid = andAll(valid, only0);
+    if (skip) valid = andAll(valid, b.CreateNot(skip));
     llvm::Value* v = memVal(r);
     emitIf(valid, [&] { b.CreateAlignedStore(v, elemPtr(mem, ty, off), llvm::Align(bytes)); });
   };
@@ -568,12 +654,17 @@ Status Lowerer::lowerStore(const ir::Operation& op) {
   }
   const ChunkPlan plan = planChunks(*this, a, lay, ty, bytes);
   const Eviction ev = evictionOf(op, mem, plan);
+  // Piece p of chunk c as a vector.
+  auto pieceValue = [&](int64_t c, int64_t p) {
+    const size_t r0 = static_cast<size_t>(c * V + p * plan.perPiece);
+    llvm::Value* vv = llvm::PoisonValue::get(plan.vty);
+    for (int64_t k = 0; k < plan.perPiece; ++k)
+      vv = b.CreateInsertElement(vv, memVal(r0 + static_cast<size_t>(k)), static_cast<uint64_t>(k));
+    return vv;
+  };
   auto vectorChunk = [&](int64_t c) {
-    const size_t r0 = static_cast<size_t>(c * V);
     for (int64_t p = 0; p < V / plan.perPiece; ++p) {
-      llvm::Value* vv = llvm::PoisonValue::get(plan.vty);
-      for (int64_t k = 0; k < plan.perPiece; ++k)
-        vv = b.CreateInsertElement(vv, memVal(r0 + p * plan.perPiece + k), static_cast<uint64_t>(k));
+      llvm::Value* vv = pieceValue(c, p);
       if (ev.priority) hintedStore(vv, plan.piecePtr(*this, c, p), ev);
       else b.CreateAlignedStore(vv, plan.piecePtr(*this, c, p), llvm::Align(plan.piece));
     }
@@ -585,7 +676,18 @@ Status Lowerer::lowerStore(const ir::Operation& op) {
     for (size_t r = r0; r < r0 + static_cast<size_t>(V); ++r) scalarStore(r, static_cast<int64_t>(r - r0), base);
     return std::vector<llvm::Value*>{};
   };
-  emitChunked(*this, plan, "st", vectorChunk, elementChunk);
+  // Off alignment, 16-byte pieces of a global tensor joined across lanes (TargetOptions::joinStores).
+  ChunkEmitter joined;
+  if (mem.addrSpace == 1 && plan.piece == 16 && V == plan.perPiece && joinStores)
+    joined = [&](int64_t c) {
+      const size_t r0 = static_cast<size_t>(c * V);
+      llvm::Value* base = lastIndexBase(*this, a, r0);
+      joinedStore(*this, plan, c, pieceValue(c, 0), ev, [&](int64_t e, llvm::Value* covered) {
+        scalarStore(r0 + static_cast<size_t>(e), e, base, covered);
+      });
+      return std::vector<llvm::Value*>{};
+    };
+  emitChunked(*this, plan, "st", vectorChunk, elementChunk, nullptr, joined);
   return Status::ok();
 }
 

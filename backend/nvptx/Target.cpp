@@ -66,6 +66,8 @@ Status buildModule(const ir::Function& fn, const TargetOptions& opts, llvm::LLVM
   mod->setTargetTriple(llvm::Triple(kTriple));
   mod->setDataLayout(tm->createDataLayout());
   detail::Lowerer lowerer(*mod, fn);
+  const int64_t join = knob(Knob::JoinedStores, -1);
+  lowerer.joinStores = join == 1 || (join == -1 && opts.joinStores);
   if (opts.body >= 0) {
     lowerer.decidedIf = ir::launchBranch(fn).iff;
     lowerer.decidedThen = opts.body == 1;
@@ -100,8 +102,8 @@ constexpr const char* kKnobNames[] = {"FNK_NO_CONTRACT",          "FNK_NO_HOIST"
                                       "FNK_PDL",                  "FNK_NO_SWIZZLE",
                                       "FNK_NO_STREAM",            "FNK_JIT_ONE_BODY",
                                       "FNK_WARP_PUSH",            "FNK_KEEP_L2",
-                                      "FNK_SHIFTED_LOADS"};  // in Knob's order
-static_assert(std::size(kKnobNames) == static_cast<size_t>(Knob::ShiftedLoads) + 1, "one name per Knob");
+                                      "FNK_SHIFTED_LOADS",        "FNK_JOINED_STORES"};  // in Knob's order
+static_assert(std::size(kKnobNames) == static_cast<size_t>(Knob::JoinedStores) + 1, "one name per Knob");
 
 /// Each knob's text ("" when unset), read once.
 const std::vector<std::string>& knobTexts() {
@@ -126,7 +128,7 @@ int64_t knob(Knob k, int64_t dflt) {
 }
 
 std::string loweringKey() {
-  std::string k = "nvptx-v1.38";  // bump with every change to the lowering
+  std::string k = "nvptx-v1.39";  // bump with every change to the lowering
   // FNK_JIT_ONE_BODY picks which body the JIT asks for, and the runtime's
   // key names that body; the code of a given body does not depend on it.
   const std::vector<std::string>& texts = knobTexts();

@@ -16,6 +16,7 @@
 #include "ir/Printer.h"
 #include "ir/passes/Version.h"
 #include "support/DiskCache.h"
+#include "support/Elements.h"
 
 namespace fnk::rt {
 
@@ -71,18 +72,34 @@ int launchBody(const ir::Function& fn, const std::vector<interp::Arg>& args) {
   return n == br.full ? 1 : 0;
 }
 
+bool storesOffAlignment(const ir::Function& fn, const std::vector<interp::Arg>& args,
+                        const std::vector<DevPtr>& bufs) {
+  for (size_t i = 0; i < args.size() && i < fn.params.size(); ++i) {
+    if (i < bufs.size() && bufs[i] % 16 != 0) return true;
+    const HostArray* h = std::holds_alternative<HostArray*>(args[i]) ? std::get<HostArray*>(args[i]) : nullptr;
+    if (h && h->shape.size() >= 2 && h->shape.back() * elementBytes(h->dtype) % 16 != 0) return true;
+  }
+  return false;
+}
+
+Variant launchVariant(const ir::Function& fn, const std::vector<interp::Arg>& args, const std::vector<DevPtr>& bufs) {
+  return {launchBody(fn, args), storesOffAlignment(fn, args, bufs)};
+}
+
 namespace {
 
-/// The loaded kernel for `fn` with `body` (as compileAndLoad), from the
+/// The loaded kernel for `fn` as `v` asks (as compileAndLoad), from the
 /// memory cache, the disk cache, or compiled.
-Status loadBody(const ir::Function& fn, Device& dev, Kernel& out, CompileInfo& ci, int body) {
+Status loadBody(const ir::Function& fn, Device& dev, Kernel& out, CompileInfo& ci, Variant v) {
   auto t0 = std::chrono::steady_clock::now();
   nvptx::TargetOptions topts;
-  topts.body = body;
+  topts.body = v.body;
+  topts.joinStores = v.joinStores;
   std::ostringstream ir;
   ir::print(ir, fn);
   std::string key = hex(fnv1a64(ir.str() + "|" + topts.arch + "|" + topts.features + "|" FNK_VERSION "|" +
-                                nvptx::loweringKey() + "|body" + std::to_string(body))) +
+                                nvptx::loweringKey() + "|body" + std::to_string(v.body) +
+                                (v.joinStores ? "|join" : ""))) +
                     hex(fnv1a64(ir.str(), 88172645463325252ull));
   ci = CompileInfo{};
   {
@@ -138,10 +155,10 @@ int localBytes(Device& dev, const Kernel& k) {
 
 }  // namespace
 
-Status compileAndLoad(const ir::Function& fn, Device& dev, Kernel& out, CompileInfo* info, int body) {
+Status compileAndLoad(const ir::Function& fn, Device& dev, Kernel& out, CompileInfo* info, Variant v) {
   CompileInfo local;
   CompileInfo& ci = info ? *info : local;
-  if (Status s = loadBody(fn, dev, out, ci, body); !s || body < 0) return s;
+  if (Status s = loadBody(fn, dev, out, ci, v); !s || v.body < 0) return s;
   // One body alone is not the same code as that body beside the other: ptxas
   // spills 16 bytes of layernorm_fwd_row's full tile alone at its 80-register
   // cap and none of the pair, and the LayerNorm forward at 32768x8192 ran
@@ -151,7 +168,7 @@ Status compileAndLoad(const ir::Function& fn, Device& dev, Kernel& out, CompileI
   if (alone <= 0) return Status::ok();
   Kernel pair;
   CompileInfo pairInfo;
-  if (!loadBody(fn, dev, pair, pairInfo, -1)) return Status::ok();  // the one body runs correctly all the same
+  if (!loadBody(fn, dev, pair, pairInfo, {-1, v.joinStores})) return Status::ok();  // the one body runs correctly all the same
   ci.ms += pairInfo.ms;
   const int both = localBytes(dev, pair);
   if (both >= 0 && both < alone) out = pair;

@@ -33,11 +33,28 @@ int launchBody(const ir::Function& fn, const std::vector<interp::Arg>& args);
 /// (unless FNK_JIT_ONE_BODY=0), else {-1}.
 std::vector<int> launchBodies(const ir::Function& fn);
 
-/// The loaded kernel for `fn`, compiling it if no cache has it; `body` as
-/// launchBody gives it (-1: both bodies, as `fnkc` builds them). A body that
-/// spills registers is compared with both bodies, and `out` is whichever
-/// spills less.
-Status compileAndLoad(const ir::Function& fn, Device& dev, Kernel& out, CompileInfo* info = nullptr, int body = -1);
+/// What a JIT launch compiles `fn` as: the body (launchBody) and whether its
+/// stores may be off 16-byte alignment (nvptx::TargetOptions::joinStores).
+struct Variant {
+  int body = -1;
+  bool joinStores = false;
+  auto operator<=>(const Variant&) const = default;
+};
+
+/// Whether a launch with `args` may store off 16-byte alignment: some tensor's
+/// rows (its innermost dim, at rank 2 or more) are not a multiple of 16 bytes,
+/// or its address in `bufs` (where given, nonzero) is not 16-byte aligned.
+bool storesOffAlignment(const ir::Function& fn, const std::vector<interp::Arg>& args,
+                        const std::vector<DevPtr>& bufs = {});
+
+/// The Variant a launch with `args` (and `bufs`, as planLaunch takes them) compiles.
+Variant launchVariant(const ir::Function& fn, const std::vector<interp::Arg>& args,
+                      const std::vector<DevPtr>& bufs = {});
+
+/// The loaded kernel for `fn`, compiling it if no cache has it, as `v` asks
+/// (body -1: both bodies, as `fnkc` builds them). A body that spills
+/// registers is compared with both bodies, and `out` is whichever spills less.
+Status compileAndLoad(const ir::Function& fn, Device& dev, Kernel& out, CompileInfo* info = nullptr, Variant v = {});
 
 /// A launch worked out from the arguments: the grid, the cluster, the CTA size
 /// and the parameter block (one 8-byte slot per ABI parameter).
