@@ -466,15 +466,15 @@ char* fnk_kernel_occupancy(fnk_module* m, const char* kernel, const char* const*
     std::vector<int64_t> c = f.cluster();
     c.resize(3, 1);
     const unsigned cluster[3] = {static_cast<unsigned>(c[0]), static_cast<unsigned>(c[1]), static_cast<unsigned>(c[2])};
-    // A versioned kernel's launches each run one body, compiled alone
-    // (rt::launchBody), and the two can differ in registers: the occupancy
-    // of the body that holds fewest CTAs, so that a grid sized by it fits
-    // whichever runs.
+    // A launch runs one variant, compiled alone (rt::launchVariant: a
+    // versioned kernel's body, stores joined or not), and they can differ in
+    // registers: the occupancy of the variant that holds fewest CTAs, so
+    // that a grid sized by it fits whichever runs.
     rt::Occupancy o;
-    const std::vector<int> bodies = rt::launchBodies(f);
-    for (size_t i = 0; i < bodies.size(); ++i) {
+    const std::vector<rt::Variant> variants = rt::launchVariants(f);
+    for (size_t i = 0; i < variants.size(); ++i) {
       const rt::Kernel* k = nullptr;
-      if (Status s = loadedKernel(*m, f, {bodies[i], false}, *dev, k); !s) return s;
+      if (Status s = loadedKernel(*m, f, variants[i], *dev, k); !s) return s;
       rt::Occupancy b;
       if (Status s = dev->occupancy(*k, cluster, static_cast<unsigned>(32 * f.warps()), cluster, b); !s) return s;
       if (i == 0) {

@@ -48,11 +48,19 @@ std::string cacheDir() {
 
 bool oneBody() { return nvptx::knob(nvptx::Knob::JitOneBody, 1) != 0; }
 
+/// FNK_JOINED_STORES: 1 or 0 where it forces the stores' form, -1 (unset) where the launch decides.
+int64_t joinKnob() { return nvptx::knob(nvptx::Knob::JoinedStores, -1); }
+
 }  // namespace
 
-std::vector<int> launchBodies(const ir::Function& fn) {
-  if (oneBody() && ir::launchBranch(fn).iff) return {0, 1};
-  return {-1};
+std::vector<Variant> launchVariants(const ir::Function& fn) {
+  std::vector<int> bodies{-1};
+  if (oneBody() && ir::launchBranch(fn).iff) bodies = {0, 1};
+  std::vector<Variant> out;
+  for (int b : bodies)
+    for (bool join : {false, true})
+      if (joinKnob() == -1 || join == (joinKnob() == 1)) out.push_back({b, join});
+  return out;
 }
 
 int launchBody(const ir::Function& fn, const std::vector<interp::Arg>& args) {
@@ -83,7 +91,8 @@ bool storesOffAlignment(const ir::Function& fn, const std::vector<interp::Arg>& 
 }
 
 Variant launchVariant(const ir::Function& fn, const std::vector<interp::Arg>& args, const std::vector<DevPtr>& bufs) {
-  return {launchBody(fn, args), storesOffAlignment(fn, args, bufs)};
+  const int64_t join = joinKnob();
+  return {launchBody(fn, args), join == 1 || (join == -1 && storesOffAlignment(fn, args, bufs))};
 }
 
 namespace {

@@ -29,9 +29,6 @@ struct CompileInfo {
 /// nvptx::TargetOptions::body: 1 the full tile's, 0 the other, -1 both (the
 /// kernel is not versioned, or FNK_JIT_ONE_BODY=0).
 int launchBody(const ir::Function& fn, const std::vector<interp::Arg>& args);
-/// Every body launchBody can pick for `fn`: {0, 1} for a versioned kernel
-/// (unless FNK_JIT_ONE_BODY=0), else {-1}.
-std::vector<int> launchBodies(const ir::Function& fn);
 
 /// What a JIT launch compiles `fn` as: the body (launchBody) and whether its
 /// stores may be off 16-byte alignment (nvptx::TargetOptions::joinStores).
@@ -47,9 +44,16 @@ struct Variant {
 bool storesOffAlignment(const ir::Function& fn, const std::vector<interp::Arg>& args,
                         const std::vector<DevPtr>& bufs = {});
 
-/// The Variant a launch with `args` (and `bufs`, as planLaunch takes them) compiles.
+/// The Variant a launch with `args` (and `bufs`, as planLaunch takes them)
+/// compiles: stores joined where storesOffAlignment, or as FNK_JOINED_STORES
+/// forces.
 Variant launchVariant(const ir::Function& fn, const std::vector<interp::Arg>& args,
                       const std::vector<DevPtr>& bufs = {});
+/// Every Variant launchVariant can pick for `fn`, for what must hold for all
+/// of its launches (the occupancy a grid is sized by): each body ({0, 1} for
+/// a versioned kernel unless FNK_JIT_ONE_BODY=0, else {-1}) with and
+/// without joined stores (unless FNK_JOINED_STORES forces one).
+std::vector<Variant> launchVariants(const ir::Function& fn);
 
 /// The loaded kernel for `fn`, compiling it if no cache has it, as `v` asks
 /// (body -1: both bodies, as `fnkc` builds them). A body that spills
