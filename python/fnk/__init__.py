@@ -172,9 +172,10 @@ class Kernel:
         the GPU: a dict of registers and local_bytes (per thread), ctas_per_sm,
         clusters (resident on the device at once; 0 for kernels without
         clusters) and sms. Compiles and loads the kernel; raises CompileError
-        without a GPU. For a kernel with two bodies (a full tile's and a
-        masked one), each launch compiles the one it runs: the figures of the
-        body that holds fewer CTAs (more registers, more local memory)."""
+        without a GPU. Each launch compiles the variant it runs (of a kernel
+        with two bodies, a full tile's or a masked one; stores joined across
+        lanes or not, for rows off 16-byte alignment): the figures of the
+        variant that holds fewest CTAs (more registers, more local memory)."""
         return json.loads(self._module._kernel_text(lib.fnk_kernel_occupancy, self.name, consts))
 
     def __call__(self, *args, **kwargs):
