@@ -1,0 +1,104 @@
+// rt::launchVariant's choice of joined stores (nvptx::TargetOptions::joinStores)
+// from a launch's tensors, and that the choice reaches the code: the JIT's
+// route to joinedStore, which FNK_JOINED_STORES=1 (lit: joined_stores.test)
+// bypasses. No GPU needed: nothing is loaded or launched.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdlib>
+
+#include "backend/nvptx/Codegen.h"
+#include "backend/runtime/Launch.h"
+#include "frontend/KernelCache.h"
+
+namespace fnk {
+namespace {
+
+const char* kSource = R"(
+kernel scale<T: dtype = bf16>(x: tensor<T>[M, N], y: out tensor<T>[M, N]) launch(grid = M, warps = 4) {
+    let row = program_id(0);
+    let cols = arange(0, 1024);
+    store(y[row, cols], (load(x[row, cols]).to(f32) * 2.0).to(T));
+}
+
+kernel flat(x: tensor<f32>[N], y: out tensor<f32>[N]) launch(grid = 1, warps = 4) {
+    let cols = arange(0, 512);
+    store(y[cols], load(x[cols]) * 2.0);
+}
+)";
+
+struct Kernels {
+  SourceManager sm;
+  DiagEngine d{sm};
+  Program p{sm, d, {}};
+  KernelCache kc{p};
+  Kernels() { EXPECT_TRUE(p.loadBuffer("variant.fnk", kSource)) << d.str(); }
+  const ir::Function& get(const char* name, const ConstOverrides& consts = {}) {
+    const ir::Function* f = kc.get(name, consts, d);
+    EXPECT_TRUE(f) << d.str();
+    return *f;
+  }
+};
+
+/// Two tensors of `shape` and `dtype`, as a launch binds x and y.
+struct Launch {
+  HostArray x, y;
+  std::vector<interp::Arg> args;
+  Launch(ir::DType dtype, std::vector<int64_t> shape) {
+    x.dtype = y.dtype = dtype;
+    x.shape = y.shape = std::move(shape);
+    args = {&x, &y};
+  }
+};
+
+TEST(LaunchVariant, RowsOffSixteenBytes) {
+  Kernels k;
+  const ir::Function& bf16 = k.get("scale");
+  EXPECT_FALSE(rt::storesOffAlignment(bf16, Launch(ir::DType::BF16, {4, 1024}).args));
+  EXPECT_TRUE(rt::storesOffAlignment(bf16, Launch(ir::DType::BF16, {4, 1023}).args));  // 2046 bytes a row
+  EXPECT_TRUE(rt::storesOffAlignment(bf16, Launch(ir::DType::BF16, {4, 1020}).args));  // 2040: off by 8
+  const ir::Function& f32 = k.get("scale", {{"T", "f32"}});
+  EXPECT_FALSE(rt::storesOffAlignment(f32, Launch(ir::DType::F32, {4, 1020}).args));  // 4080 bytes
+  EXPECT_TRUE(rt::storesOffAlignment(f32, Launch(ir::DType::F32, {4, 1003}).args));
+  // One row: a rank-1 tensor's rows do not move its chunks off alignment.
+  EXPECT_FALSE(rt::storesOffAlignment(k.get("flat"), Launch(ir::DType::F32, {1003}).args));
+}
+
+TEST(LaunchVariant, AddressesOffSixteenBytes) {
+  Kernels k;
+  const ir::Function& fn = k.get("scale");
+  const Launch l(ir::DType::BF16, {4, 1024});
+  EXPECT_FALSE(rt::storesOffAlignment(fn, l.args, {0x10000, 0x20000}));
+  EXPECT_TRUE(rt::storesOffAlignment(fn, l.args, {0x10000, 0x20002}));  // y 2 bytes in (a view)
+  EXPECT_FALSE(rt::storesOffAlignment(fn, l.args, {0x10000, 0}));      // no address: unknown, not off
+}
+
+TEST(LaunchVariant, FollowsTheTensorsUnlessForced) {
+  if (std::getenv("FNK_JOINED_STORES")) GTEST_SKIP() << "FNK_JOINED_STORES is set: it decides, not the launch";
+  Kernels k;
+  const ir::Function& fn = k.get("scale");
+  EXPECT_FALSE(rt::launchVariant(fn, Launch(ir::DType::BF16, {4, 1024}).args).joinStores);
+  EXPECT_TRUE(rt::launchVariant(fn, Launch(ir::DType::BF16, {4, 1023}).args).joinStores);
+  // The occupancy a grid is sized by covers both forms.
+  const std::vector<rt::Variant> all = rt::launchVariants(fn);
+  EXPECT_EQ(std::count_if(all.begin(), all.end(), [](const rt::Variant& v) { return v.joinStores; }), 1);
+  EXPECT_EQ(all.size(), 2u);
+}
+
+TEST(LaunchVariant, TheChoiceReachesTheCode) {
+  if (std::getenv("FNK_JOINED_STORES")) GTEST_SKIP() << "FNK_JOINED_STORES is set: it decides, not the options";
+  Kernels k;
+  const ir::Function& fn = k.get("scale");
+  nvptx::TargetOptions opts;
+  std::string plain, joined;
+  ASSERT_TRUE(nvptx::emitPTX(fn, opts, plain));
+  opts.joinStores = true;
+  ASSERT_TRUE(nvptx::emitPTX(fn, opts, joined));
+  EXPECT_EQ(plain.find("shfl.sync.up"), std::string::npos);
+  EXPECT_NE(joined.find("vote.sync.all"), std::string::npos);
+  EXPECT_NE(joined.find("shfl.sync.up.b32"), std::string::npos);
+  EXPECT_NE(joined.find("st.global.v4.b32"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace fnk
