@@ -38,9 +38,9 @@ struct Variant {
   auto operator<=>(const Variant&) const = default;
 };
 
-/// Whether a launch with `args` may store off 16-byte alignment: some tensor's
-/// rows (its innermost dim, at rank 2 or more) are not a multiple of 16 bytes,
-/// or its address in `bufs` (where given, nonzero) is not 16-byte aligned.
+/// Whether a launch with `args` may store off 16-byte alignment: some output
+/// tensor's rows (its innermost dim, at rank 2 or more) are not a multiple of
+/// 16 bytes, or its address in `bufs` (where given) is not 16-byte aligned.
 bool storesOffAlignment(const ir::Function& fn, const std::vector<interp::Arg>& args,
                         const std::vector<DevPtr>& bufs = {});
 
