@@ -53,7 +53,6 @@ enum class Knob {
   JitOneBody,          // FNK_JIT_ONE_BODY (default 1): the JIT compiles only the body of a versioned kernel a launch runs
   WarpPush,            // FNK_WARP_PUSH (default 1): a CTA sum feeding a scalar cluster.reduce pushed by each warp
   KeepL2,              // FNK_KEEP_L2 (default 1): keep = true also asks L2 for evict_last (0: L1 alone)
-  ShiftedLoads,        // FNK_SHIFTED_LOADS: global loads off 16-byte alignment read whole and shifted (shiftedLoads)
   JoinedStores,        // FNK_JOINED_STORES: 1 always, 0 never, unset as TargetOptions::joinStores says
 };
 /// The knob's variable as an integer (a non-numeric text counts as 1), or

@@ -6,8 +6,8 @@
 // (axisInfo), all V elements are valid and the address is aligned. That is
 // checked at run time once for the whole access (every chunk valid, every
 // address aligned: all C vector accesses in one block); when it fails, per
-// chunk, with per-element accesses as the chunk's fallback (a global load
-// off alignment may read its pieces whole instead: shiftedLoads). A load or store
+// chunk, with per-element accesses as the chunk's fallback (a global store
+// off alignment may join its pieces across lanes instead: joinedStore). A load or store
 // with `stream = true` or `keep = true` of a global tensor issues its vector
 // accesses with an evict_first or evict_last priority in L1 and L2 (evictionOf).
 #include <algorithm>
@@ -243,21 +243,11 @@ static ChunkPlan planChunks(Lowerer& L, const Access& a, const ir::TileLayout& l
 // accesses where not. `vector(c)` and `elements(c)` emit chunk c's two forms
 // and return its values as 16-byte vectors (a load) or nothing (a store); the
 // values are joined with one phi per vector, so a load's elements cross the
-// branches packed (a chunk of 8 bf16 is 4 registers, not 8). A load may also
-// give `shifted(c0, c1)`, chunks c0..c1-1 read whole at any address (loads
-// first, then the shifts: shiftedLoads): every valid chunk off alignment
-// takes it, all C in one block of their own when every chunk is valid. A
-// store may give `joined(c)` instead of the per-chunk branches: chunk c stored
-// by the whole warp at once (joinedStore), where the fast test fails for some
-// lane of the warp; the test is then the warp's, so that no lane is left out
-// of joinedStore's shuffles.
+// branches packed (a chunk of 8 bf16 is 4 registers, not 8).
 using ChunkEmitter = std::function<std::vector<llvm::Value*>(int64_t chunk)>;
-using ChunksEmitter = std::function<std::vector<llvm::Value*>(int64_t first, int64_t end)>;
 
 static std::vector<llvm::Value*> emitChunked(Lowerer& L, const ChunkPlan& plan, const std::string& tag,
-                                             const ChunkEmitter& vector, const ChunkEmitter& elements,
-                                             const ChunksEmitter& shifted = nullptr,
-                                             const ChunkEmitter& joined = nullptr) {
+                                             const ChunkEmitter& vector, const ChunkEmitter& elements) {
   auto& b = L.b;
   auto block = [&](const std::string& name) { return llvm::BasicBlock::Create(L.ctx, tag + name, L.kernel); };
   // One phi per value over the ways in: (values, the block they leave from).
@@ -277,45 +267,19 @@ static std::vector<llvm::Value*> emitChunked(Lowerer& L, const ChunkPlan& plan, 
     b.CreateBr(to);
     return Way{std::move(v), end};
   };
-  auto all = [&](const ChunkEmitter& f) {
-    std::vector<llvm::Value*> v;
-    for (int64_t c = 0; c < plan.chunks; ++c)
-      for (llvm::Value* x : f(c)) v.push_back(x);
-    return v;
-  };
   std::vector<Way> whole;  // the ways past the per-chunk tests
   llvm::BasicBlock* joinBB = nullptr;
-  if (joined) {  // a store's chunks, each by the whole warp: the one test is the warp's (vote.all)
-    llvm::Value* fast = L.intrinsic(llvm::Intrinsic::nvvm_vote_all_sync, {},
-                                    {b.getInt32(-1), L.andAll(plan.allOk, plan.allAligned(L))});
-    llvm::BasicBlock* fastBB = block("t.fast");
-    llvm::BasicBlock* slowBB = block("t.joined");
-    joinBB = block("t.done");
-    b.CreateCondBr(fast, fastBB, slowBB);
-    b.SetInsertPoint(fastBB);
-    all(vector);
-    b.CreateBr(joinBB);
-    b.SetInsertPoint(slowBB);
-    for (int64_t c = 0; c < plan.chunks; ++c) joined(c);
-    b.CreateBr(joinBB);
-    b.SetInsertPoint(joinBB);
-    return {};
-  }
   if (plan.chunks > 1) {
     llvm::BasicBlock* fastBB = block("t.fast");
     llvm::BasicBlock* slowBB = block("t.slow");
     joinBB = block("t.done");
-    if (shifted) {
-      llvm::BasicBlock* validBB = block("t.valid");
-      llvm::BasicBlock* shiftBB = block("t.shift");
-      b.CreateCondBr(plan.allOk, validBB, slowBB);
-      b.SetInsertPoint(validBB);
-      b.CreateCondBr(plan.allAligned(L), fastBB, shiftBB);
-      whole.push_back(way(shiftBB, joinBB, [&] { return shifted(0, plan.chunks); }));
-    } else {
-      b.CreateCondBr(L.andAll(plan.allOk, plan.allAligned(L)), fastBB, slowBB);
-    }
-    whole.push_back(way(fastBB, joinBB, [&] { return all(vector); }));
+    b.CreateCondBr(L.andAll(plan.allOk, plan.allAligned(L)), fastBB, slowBB);
+    whole.push_back(way(fastBB, joinBB, [&] {
+      std::vector<llvm::Value*> v;
+      for (int64_t c = 0; c < plan.chunks; ++c)
+        for (llvm::Value* x : vector(c)) v.push_back(x);
+      return v;
+    }));
     b.SetInsertPoint(slowBB);
   }
   std::vector<llvm::Value*> slowAll;
@@ -323,17 +287,8 @@ static std::vector<llvm::Value*> emitChunked(Lowerer& L, const ChunkPlan& plan, 
     llvm::BasicBlock* vb = block("v");
     llvm::BasicBlock* sb = block("s");
     llvm::BasicBlock* done = block("v.done");
+    b.CreateCondBr(L.andAll(plan.ok[c], plan.aligned(L, c)), vb, sb);
     std::vector<Way> ways;
-    if (shifted) {
-      llvm::BasicBlock* okb = block("ok");
-      llvm::BasicBlock* shb = block("sh");
-      b.CreateCondBr(plan.ok[c], okb, sb);
-      b.SetInsertPoint(okb);
-      b.CreateCondBr(plan.aligned(L, c), vb, shb);
-      ways.push_back(way(shb, done, [&] { return shifted(c, c + 1); }));
-    } else {
-      b.CreateCondBr(L.andAll(plan.ok[c], plan.aligned(L, c)), vb, sb);
-    }
     ways.push_back(way(vb, done, [&] { return vector(c); }));
     ways.push_back(way(sb, done, [&] { return elements(c); }));
     b.SetInsertPoint(done);
@@ -347,6 +302,30 @@ static std::vector<llvm::Value*> emitChunked(Lowerer& L, const ChunkPlan& plan, 
   std::vector<llvm::Value*> out;
   join(whole, out);
   return out;
+}
+
+// A store's branches where its chunks may be joined across lanes
+// (joinedStore): every chunk's vector store when all of the warp's chunks
+// are valid and aligned, else `joined(c)` for each chunk, by the whole warp.
+// The test is the warp's (vote.sync.all), so that no lane leaves the others'
+// shuffles: a per-thread test, as emitChunked's, hung the GPU (backend v33).
+static void emitWarpChunked(Lowerer& L, const ChunkPlan& plan, const std::string& tag, const ChunkEmitter& vector,
+                            const ChunkEmitter& joined) {
+  auto& b = L.b;
+  auto block = [&](const std::string& name) { return llvm::BasicBlock::Create(L.ctx, tag + name, L.kernel); };
+  llvm::Value* fast = L.intrinsic(llvm::Intrinsic::nvvm_vote_all_sync, {},
+                                  {b.getInt32(-1), L.andAll(plan.allOk, plan.allAligned(L))});
+  llvm::BasicBlock* fastBB = block("t.fast");
+  llvm::BasicBlock* joinedBB = block("t.joined");
+  llvm::BasicBlock* doneBB = block("t.done");
+  b.CreateCondBr(fast, fastBB, joinedBB);
+  b.SetInsertPoint(fastBB);
+  for (int64_t c = 0; c < plan.chunks; ++c) vector(c);
+  b.CreateBr(doneBB);
+  b.SetInsertPoint(joinedBB);
+  for (int64_t c = 0; c < plan.chunks; ++c) joined(c);
+  b.CreateBr(doneBB);
+  b.SetInsertPoint(doneBB);
 }
 
 // Bytes s..s+15 (s an i32 in 0..15) of the 32 bytes lo, hi (each <4 x i32>):
@@ -370,43 +349,6 @@ static llvm::Value* bytesAt(Lowerer& L, llvm::Value* lo, llvm::Value* hi, llvm::
   for (unsigned j = 0; j < 4; ++j)
     v = b.CreateInsertElement(v, L.intrinsic(llvm::Intrinsic::fshr, {i32}, {t[j + 1], t[j], bits}), uint64_t{j});
   return v;
-}
-
-// The 16-byte pieces of chunks c0..c1-1 of a global load, each read whole at
-// an address off 16 (a bf16 row of odd width: seven rows in eight): the two
-// aligned 16-byte blocks that hold its bytes, then its four words picked
-// from their eight by the address's offset s (word s/4 on) and funnel-shifted
-// by its bytes within a word (s % 4). Both blocks hold bytes of the piece,
-// so the over-read stays inside 16-byte blocks with valid bytes and cannot
-// fault; an aligned piece reads its one block twice. All loads are issued
-// before the first shift, so that they are in flight together, as the
-// vector path's are. Against the element fallback: 2 vector loads for 8
-// scalar ones, and a warp's load spans 512 contiguous bytes where each
-// scalar one spanned 512 bytes for 64 used (FNK_SHIFTED_LOADS=1).
-static std::vector<llvm::Value*> shiftedLoads(Lowerer& L, const ChunkPlan& plan, int64_t pieces, int64_t c0, int64_t c1,
-                                              const Lowerer::Eviction& ev) {
-  auto& b = L.b;
-  llvm::Type* i32 = b.getInt32Ty();
-  auto* words = llvm::FixedVectorType::get(i32, 4);
-  struct Piece {
-    llvm::Value *lo, *hi, *s;
-  };
-  std::vector<Piece> ps;
-  for (int64_t c = c0; c < c1; ++c)
-    for (int64_t p = 0; p < pieces; ++p) {
-      llvm::Value* at = plan.piecePtr(L, c, p);
-      llvm::Value* s = b.CreateAnd(b.CreatePtrToInt(at, b.getInt64Ty()), L.i64(15));
-      llvm::Value* lo = b.CreateGEP(b.getInt8Ty(), at, b.CreateNeg(s));
-      llvm::Value* step = b.CreateSelect(b.CreateICmpEQ(s, L.i64(0)), L.i64(0), L.i64(16));  // aligned: lo again
-      llvm::Value* hi = b.CreateGEP(b.getInt8Ty(), lo, step);
-      auto load = [&](llvm::Value* ptr) {
-        return ev.priority ? L.hintedLoad(words, ptr, ev) : b.CreateAlignedLoad(words, ptr, llvm::Align(16));
-      };
-      ps.push_back({load(lo), load(hi), b.CreateTrunc(s, i32)});  // a braced list evaluates left to right
-    }
-  std::vector<llvm::Value*> out;
-  for (const Piece& pc : ps) out.push_back(b.CreateBitCast(bytesAt(L, pc.lo, pc.hi, pc.s), plan.vty));
-  return out;
 }
 
 // Chunk c of a global store of one 16-byte piece per chunk, by the whole warp
@@ -544,11 +486,7 @@ TV Lowerer::loadAt(const ir::Operation& op, const std::vector<int64_t>& shape) {
       }
       return vecs;
     };
-    // Whole-piece reads off alignment: global 16-byte pieces, an experiment (FNK_SHIFTED_LOADS=1).
-    ChunksEmitter shifted;
-    if (mem.addrSpace == 1 && plan.piece == 16 && knob(Knob::ShiftedLoads) != 0)
-      shifted = [&](int64_t c0, int64_t c1) { return shiftedLoads(*this, plan, pieces, c0, c1, ev); };
-    const std::vector<llvm::Value*> vecs = emitChunked(*this, plan, "ld", vectorChunk, elementChunk, shifted);
+    const std::vector<llvm::Value*> vecs = emitChunked(*this, plan, "ld", vectorChunk, elementChunk);
     for (size_t r = 0; r < out.regs.size(); ++r)
       out.regs[r] = b.CreateExtractElement(vecs[r / static_cast<size_t>(plan.perPiece)],
                                            static_cast<uint64_t>(r % static_cast<size_t>(plan.perPiece)));
@@ -677,17 +615,18 @@ Status Lowerer::lowerStore(const ir::Operation& op) {
     return std::vector<llvm::Value*>{};
   };
   // Off alignment, 16-byte pieces of a global tensor joined across lanes (TargetOptions::joinStores).
-  ChunkEmitter joined;
-  if (mem.addrSpace == 1 && plan.piece == 16 && V == plan.perPiece && joinStores)
-    joined = [&](int64_t c) {
+  if (mem.addrSpace == 1 && plan.piece == 16 && V == plan.perPiece && joinStores) {
+    emitWarpChunked(*this, plan, "st", vectorChunk, [&](int64_t c) {
       const size_t r0 = static_cast<size_t>(c * V);
       llvm::Value* base = lastIndexBase(*this, a, r0);
       joinedStore(*this, plan, c, pieceValue(c, 0), ev, [&](int64_t e, llvm::Value* covered) {
         scalarStore(r0 + static_cast<size_t>(e), e, base, covered);
       });
       return std::vector<llvm::Value*>{};
-    };
-  emitChunked(*this, plan, "st", vectorChunk, elementChunk, nullptr, joined);
+    });
+    return Status::ok();
+  }
+  emitChunked(*this, plan, "st", vectorChunk, elementChunk);
   return Status::ok();
 }
 

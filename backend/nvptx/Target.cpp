@@ -102,7 +102,7 @@ constexpr const char* kKnobNames[] = {"FNK_NO_CONTRACT",          "FNK_NO_HOIST"
                                       "FNK_PDL",                  "FNK_NO_SWIZZLE",
                                       "FNK_NO_STREAM",            "FNK_JIT_ONE_BODY",
                                       "FNK_WARP_PUSH",            "FNK_KEEP_L2",
-                                      "FNK_SHIFTED_LOADS",        "FNK_JOINED_STORES"};  // in Knob's order
+                                      "FNK_JOINED_STORES"};  // in Knob's order
 static_assert(std::size(kKnobNames) == static_cast<size_t>(Knob::JoinedStores) + 1, "one name per Knob");
 
 /// Each knob's text ("" when unset), read once.
