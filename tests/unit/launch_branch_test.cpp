@@ -3,7 +3,7 @@
 // backend/runtime/Launch.cpp; `fnkc --body` the same, tests/lit/gpu/body.test).
 #include <gtest/gtest.h>
 
-#include "frontend/KernelCache.h"
+#include "tests/unit/SourceKernels.h"
 #include "ir/passes/Version.h"
 
 namespace fnk {
@@ -32,16 +32,11 @@ kernel plain(x: tensor<f32>[N], y: out tensor<f32>[N]) launch(grid = 1, warps = 
 }
 )";
 
-struct Kernels {
-  SourceManager sm;
-  DiagEngine d{sm};
-  Program p{sm, d, {}};
-  KernelCache kc{p};
-  Kernels() { EXPECT_TRUE(p.loadBuffer("branch.fnk", kSource)) << d.str(); }
+struct Kernels : test::SourceKernels {
+  Kernels() : SourceKernels("branch.fnk", kSource) {}
   /// launchBranch of kernel `name` (iff null when the kernel failed to build).
   ir::LaunchBranch branch(const char* name) {
-    const ir::Function* f = kc.get(name, {}, d);
-    EXPECT_TRUE(f) << d.str();
+    const ir::Function* f = get(name);
     return f ? ir::launchBranch(*f) : ir::LaunchBranch{};
   }
 };

@@ -6,10 +6,12 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <stdexcept>
+#include <string>
 
 #include "backend/nvptx/Codegen.h"
 #include "backend/runtime/Launch.h"
-#include "frontend/KernelCache.h"
+#include "tests/unit/SourceKernels.h"
 
 namespace fnk {
 namespace {
@@ -27,15 +29,12 @@ kernel flat(x: tensor<f32>[N], y: out tensor<f32>[N]) launch(grid = 1, warps = 4
 }
 )";
 
-struct Kernels {
-  SourceManager sm;
-  DiagEngine d{sm};
-  Program p{sm, d, {}};
-  KernelCache kc{p};
-  Kernels() { EXPECT_TRUE(p.loadBuffer("variant.fnk", kSource)) << d.str(); }
-  const ir::Function& get(const char* name, const ConstOverrides& consts = {}) {
-    const ir::Function* f = kc.get(name, consts, d);
-    EXPECT_TRUE(f) << d.str();
+struct Kernels : test::SourceKernels {
+  Kernels() : SourceKernels("variant.fnk", kSource) {}
+  /// Kernel `name` at `consts`; the test stops where it did not build.
+  const ir::Function& kernel(const char* name, const ConstOverrides& consts = {}) {
+    const ir::Function* f = get(name, consts);
+    if (!f) throw std::runtime_error(std::string("kernel '") + name + "' did not build");
     return *f;
   }
 };
@@ -53,20 +52,20 @@ struct Launch {
 
 TEST(LaunchVariant, RowsOffSixteenBytes) {
   Kernels k;
-  const ir::Function& bf16 = k.get("scale");
+  const ir::Function& bf16 = k.kernel("scale");
   EXPECT_FALSE(rt::storesOffAlignment(bf16, Launch(ir::DType::BF16, {4, 1024}).args));
   EXPECT_TRUE(rt::storesOffAlignment(bf16, Launch(ir::DType::BF16, {4, 1023}).args));  // 2046 bytes a row
   EXPECT_TRUE(rt::storesOffAlignment(bf16, Launch(ir::DType::BF16, {4, 1020}).args));  // 2040: off by 8
-  const ir::Function& f32 = k.get("scale", {{"T", "f32"}});
+  const ir::Function& f32 = k.kernel("scale", {{"T", "f32"}});
   EXPECT_FALSE(rt::storesOffAlignment(f32, Launch(ir::DType::F32, {4, 1020}).args));  // 4080 bytes
   EXPECT_TRUE(rt::storesOffAlignment(f32, Launch(ir::DType::F32, {4, 1003}).args));
   // One row: a rank-1 tensor's rows do not move its chunks off alignment.
-  EXPECT_FALSE(rt::storesOffAlignment(k.get("flat"), Launch(ir::DType::F32, {1003}).args));
+  EXPECT_FALSE(rt::storesOffAlignment(k.kernel("flat"), Launch(ir::DType::F32, {1003}).args));
 }
 
 TEST(LaunchVariant, AddressesOffSixteenBytes) {
   Kernels k;
-  const ir::Function& fn = k.get("scale");
+  const ir::Function& fn = k.kernel("scale");
   const Launch l(ir::DType::BF16, {4, 1024});
   EXPECT_FALSE(rt::storesOffAlignment(fn, l.args, {0x10000, 0x20000}));
   EXPECT_TRUE(rt::storesOffAlignment(fn, l.args, {0x10000, 0x20002}));  // y 2 bytes in (a view)
@@ -76,7 +75,7 @@ TEST(LaunchVariant, AddressesOffSixteenBytes) {
 TEST(LaunchVariant, FollowsTheTensorsUnlessForced) {
   if (std::getenv("FNK_JOINED_STORES")) GTEST_SKIP() << "FNK_JOINED_STORES is set: it decides, not the launch";
   Kernels k;
-  const ir::Function& fn = k.get("scale");
+  const ir::Function& fn = k.kernel("scale");
   EXPECT_FALSE(rt::launchVariant(fn, Launch(ir::DType::BF16, {4, 1024}).args).joinStores);
   EXPECT_TRUE(rt::launchVariant(fn, Launch(ir::DType::BF16, {4, 1023}).args).joinStores);
   // The occupancy a grid is sized by covers both forms.
@@ -88,7 +87,7 @@ TEST(LaunchVariant, FollowsTheTensorsUnlessForced) {
 TEST(LaunchVariant, TheChoiceReachesTheCode) {
   if (std::getenv("FNK_JOINED_STORES")) GTEST_SKIP() << "FNK_JOINED_STORES is set: it decides, not the options";
   Kernels k;
-  const ir::Function& fn = k.get("scale");
+  const ir::Function& fn = k.kernel("scale");
   nvptx::TargetOptions opts;
   std::string plain, joined;
   ASSERT_TRUE(nvptx::emitPTX(fn, opts, plain));
