@@ -267,9 +267,13 @@ public:
   llvm::Value* guardedLoad(const Mem& m, ir::DType dt, llvm::Value* valid, llvm::Value* offset, llvm::Value* dflt);
   llvm::Value* combine(const std::string& kind, ir::DType t, llvm::Value* a, llvm::Value* c);
   llvm::Value* identity(const std::string& kind, ir::DType t);
+  /// Warp shuffles (shfl.sync over the full warp) of a scalar of up to 64 bits.
+  enum class Shfl { Bfly, Idx, Up, Down };
   llvm::Value* shuffleXor(llvm::Value* v, int offset);
   llvm::Value* shuffleIdx(llvm::Value* v, int lane);  // lane `lane`'s v, for every lane
-  llvm::Value* shuffle(llvm::Value* v, int offset, bool idx);
+  llvm::Value* shuffleUp(llvm::Value* v, int delta);  // lane - delta's v (the first delta lanes: their own)
+  llvm::Value* shuffleDown(llvm::Value* v, int delta);  // lane + delta's v (the last delta lanes: their own)
+  llvm::Value* shuffle(llvm::Value* v, int offset, Shfl mode);
   AxisInfo axisInfo(const ir::Value* v, int depth = 0);
 
   // --- memory (Memory.cpp) ------------------------------------------------------

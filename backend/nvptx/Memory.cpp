@@ -372,28 +372,22 @@ static void joinedStore(Lowerer& L, const ChunkPlan& plan, int64_t c, llvm::Valu
   llvm::Type* i32 = b.getInt32Ty();
   llvm::Type* i64 = b.getInt64Ty();
   auto* words = llvm::FixedVectorType::get(i32, 4);
-  auto shfl = [&](llvm::Intrinsic::ID id, llvm::Value* v, int clamp) {
-    return L.intrinsic(id, {}, {b.getInt32(-1), v, b.getInt32(1), b.getInt32(clamp)});
-  };
-  auto up = [&](llvm::Value* v) { return shfl(llvm::Intrinsic::nvvm_shfl_sync_up_i32, v, 0); };
   llvm::Value* own = b.CreateBitCast(value, words);
   llvm::Value* lane = b.CreateAnd(L.tid, b.getInt32(31));
   llvm::Value* ok = plan.ok[c] ? plan.ok[c] : b.getTrue();
   llvm::Value* at = b.CreatePtrToInt(plan.addr[c], i64);
   llvm::Value* s = b.CreateTrunc(b.CreateAnd(at, L.i64(15)), i32);
-  llvm::Value* prev = llvm::PoisonValue::get(words);
-  for (unsigned k = 0; k < 4; ++k) prev = b.CreateInsertElement(prev, up(b.CreateExtractElement(own, uint64_t{k})), uint64_t{k});
-  llvm::Value* prevAt = b.CreateOr(b.CreateShl(b.CreateZExt(up(b.CreateTrunc(b.CreateLShr(at, 32), i32)), i64), 32),
-                                   b.CreateZExt(up(b.CreateTrunc(at, i32)), i64));
-  llvm::Value* prevOk = b.CreateICmpNE(up(b.CreateZExt(ok, i32)), b.getInt32(0));
-  llvm::Value* aligned = b.CreateAnd(ok, b.CreateICmpEQ(s, b.getInt32(0)));
-  llvm::Value* joinPrev = L.andAll(L.andAll(ok, prevOk), L.andAll(b.CreateICmpNE(lane, b.getInt32(0)),
-                                                                  b.CreateICmpEQ(b.CreateAdd(prevAt, L.i64(16)), at)));
-  joinPrev = b.CreateAnd(joinPrev, b.CreateICmpNE(s, b.getInt32(0)));
-  llvm::Value* joinNext =
-      b.CreateAnd(b.CreateICmpNE(shfl(llvm::Intrinsic::nvvm_shfl_sync_down_i32, b.CreateZExt(joinPrev, i32), 31),
-                                 b.getInt32(0)),
-                  b.CreateICmpNE(lane, b.getInt32(31)));
+  llvm::Value* prev = llvm::PoisonValue::get(words);  // the previous lane's chunk, address and validity
+  for (unsigned k = 0; k < 4; ++k)
+    prev = b.CreateInsertElement(prev, L.shuffleUp(b.CreateExtractElement(own, uint64_t{k}), 1), uint64_t{k});
+  llvm::Value* prevAt = L.shuffleUp(at, 1);
+  llvm::Value* prevOk = L.shuffleUp(ok, 1);
+  llvm::Value* offAligned = b.CreateICmpNE(s, b.getInt32(0));
+  llvm::Value* aligned = b.CreateAnd(ok, b.CreateNot(offAligned));
+  llvm::Value* joinPrev = b.CreateAnd(b.CreateAnd(b.CreateAnd(ok, prevOk), offAligned),
+                                      b.CreateAnd(b.CreateICmpNE(lane, b.getInt32(0)),
+                                                  b.CreateICmpEQ(b.CreateAdd(prevAt, L.i64(16)), at)));
+  llvm::Value* joinNext = b.CreateAnd(L.shuffleDown(joinPrev, 1), b.CreateICmpNE(lane, b.getInt32(31)));
   llvm::Value* head = b.CreateSub(b.getInt32(16), s);  // this chunk's bytes in the block that starts before it
   llvm::Value* block = b.CreateSelect(aligned, own, bytesAt(L, prev, own, b.CreateAnd(head, b.getInt32(15))));
   llvm::Value* to = b.CreateGEP(b.getInt8Ty(), plan.addr[c], b.CreateNeg(b.CreateZExt(s, i64)));

@@ -41,16 +41,23 @@ llvm::Value* Lowerer::combine(const std::string& kind, ir::DType t, llvm::Value*
   return intrinsic(id, {a->getType()}, {a, c});
 }
 
-llvm::Value* Lowerer::shuffleIdx(llvm::Value* v, int lane) { return shuffle(v, lane, true); }
+llvm::Value* Lowerer::shuffleIdx(llvm::Value* v, int lane) { return shuffle(v, lane, Shfl::Idx); }
 
-llvm::Value* Lowerer::shuffleXor(llvm::Value* v, int offset) { return shuffle(v, offset, false); }
+llvm::Value* Lowerer::shuffleXor(llvm::Value* v, int offset) { return shuffle(v, offset, Shfl::Bfly); }
 
-llvm::Value* Lowerer::shuffle(llvm::Value* v, int offset, bool idx) {
+llvm::Value* Lowerer::shuffleUp(llvm::Value* v, int delta) { return shuffle(v, delta, Shfl::Up); }
+
+llvm::Value* Lowerer::shuffleDown(llvm::Value* v, int delta) { return shuffle(v, delta, Shfl::Down); }
+
+llvm::Value* Lowerer::shuffle(llvm::Value* v, int offset, Shfl mode) {
   llvm::Type* ty = v->getType();
-  auto shfl32 = [&](llvm::Value* x) {
-    return intrinsic(idx ? llvm::Intrinsic::nvvm_shfl_sync_idx_i32 : llvm::Intrinsic::nvvm_shfl_sync_bfly_i32, {},
-                     {i32(-1), x, i32(offset), i32(31)});
-  };
+  // The intrinsic and its clamp operand (shfl.up's is the lowest lane, 0; the others' the highest, 31).
+  const llvm::Intrinsic::ID id = mode == Shfl::Idx    ? llvm::Intrinsic::nvvm_shfl_sync_idx_i32
+                                 : mode == Shfl::Bfly ? llvm::Intrinsic::nvvm_shfl_sync_bfly_i32
+                                 : mode == Shfl::Up   ? llvm::Intrinsic::nvvm_shfl_sync_up_i32
+                                                      : llvm::Intrinsic::nvvm_shfl_sync_down_i32;
+  const int clamp = mode == Shfl::Up ? 0 : 31;
+  auto shfl32 = [&](llvm::Value* x) { return intrinsic(id, {}, {i32(-1), x, i32(offset), i32(clamp)}); };
   unsigned bits = ty->getPrimitiveSizeInBits();
   llvm::Value* asInt = ty->isIntegerTy() ? v : b.CreateBitCast(v, b.getIntNTy(bits));
   llvm::Value* res;
