@@ -23,8 +23,8 @@ struct TargetOptions {
   /// Whether global stores whose 16-byte pieces may lie off alignment (rows
   /// of a width that is not a multiple of 16 bytes) join them across lanes
   /// (joinedStore) instead of storing them element by element: the JIT sets
-  /// it for a launch whose tensors are not all aligned (rt::launchVariant),
-  /// since it costs aligned launches registers. FNK_JOINED_STORES=1 sets it
+  /// it for a launch whose output rows or addresses are off 16 bytes
+  /// (rt::launchVariant), since it costs aligned launches registers. FNK_JOINED_STORES=1 sets it
   /// everywhere (fnkc too), =0 nowhere.
   bool joinStores = false;
 };
