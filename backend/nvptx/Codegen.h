@@ -65,6 +65,11 @@ int64_t knob(Knob k, int64_t dflt = 0);
 /// another knob setting, are never reused.
 std::string loweringKey();
 
+/// Whether TargetOptions::joinStores can change `fn`'s code: some store of a
+/// tile to a global tensor goes in 16-byte chunks (joinedStore). Where it
+/// cannot, the runtime compiles no variant for it.
+bool storesMayJoin(const ir::Function& fn);
+
 /// LLVM IR text of `fn` (before optimization when `opts.optimize` is false).
 Status emitLLVM(const ir::Function& fn, const TargetOptions& opts, std::string& out);
 /// PTX text of `fn`; the module holds one .entry named after the kernel.

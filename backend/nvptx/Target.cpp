@@ -137,6 +137,16 @@ std::string loweringKey() {
   return k + ir::knobKey();  // the IR passes' knobs change what is lowered
 }
 
+bool storesMayJoin(const ir::Function& fn) {
+  const int64_t T = 32 * fn.warps();
+  return ir::anyOp(fn.body.front(), [&](const ir::Operation& op) {
+    if (op.kind() != ir::OpKind::Store || !op.operand(0)->type().isTensor()) return false;
+    const ir::Type& mem = op.operand(0)->type();
+    const ir::TileLayout lay = ir::tileLayout(op.operand(static_cast<unsigned>(1 + mem.dims.size()))->type().shape, T);
+    return !lay.uniform && lay.vec * ir::byteSize(mem.dtype) == 16;  // lowerStore's test for joinedStore
+  });
+}
+
 Status emitLLVM(const ir::Function& fn, const TargetOptions& opts, std::string& out) {
   llvm::LLVMContext ctx;
   std::unique_ptr<llvm::Module> mod;

@@ -59,7 +59,7 @@ std::vector<Variant> launchVariants(const ir::Function& fn) {
   std::vector<Variant> out;
   for (int b : bodies)
     for (bool join : {false, true})
-      if (joinKnob() == -1 || join == (joinKnob() == 1)) out.push_back({b, join});
+      if (joinKnob() == -1 ? !join || nvptx::storesMayJoin(fn) : join == (joinKnob() == 1)) out.push_back({b, join});
   return out;
 }
 
@@ -93,7 +93,9 @@ bool storesOffAlignment(const ir::Function& fn, const std::vector<interp::Arg>& 
 
 Variant launchVariant(const ir::Function& fn, const std::vector<interp::Arg>& args, const std::vector<DevPtr>& bufs) {
   const int64_t join = joinKnob();
-  return {launchBody(fn, args), join == 1 || (join == -1 && storesOffAlignment(fn, args, bufs))};
+  // The IR walk only where the tensors are off alignment: an aligned launch pays nothing per call.
+  return {launchBody(fn, args),
+          join == 1 || (join == -1 && storesOffAlignment(fn, args, bufs) && nvptx::storesMayJoin(fn))};
 }
 
 namespace {

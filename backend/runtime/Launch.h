@@ -45,14 +45,15 @@ bool storesOffAlignment(const ir::Function& fn, const std::vector<interp::Arg>& 
                         const std::vector<DevPtr>& bufs = {});
 
 /// The Variant a launch with `args` (and `bufs`, as planLaunch takes them)
-/// compiles: stores joined where storesOffAlignment, or as FNK_JOINED_STORES
-/// forces.
+/// compiles: stores joined where storesOffAlignment and the kernel has stores
+/// to join (nvptx::storesMayJoin), or as FNK_JOINED_STORES forces.
 Variant launchVariant(const ir::Function& fn, const std::vector<interp::Arg>& args,
                       const std::vector<DevPtr>& bufs = {});
 /// Every Variant launchVariant can pick for `fn`, for what must hold for all
 /// of its launches (the occupancy a grid is sized by): each body ({0, 1} for
 /// a versioned kernel unless FNK_JIT_ONE_BODY=0, else {-1}) with and
-/// without joined stores (unless FNK_JOINED_STORES forces one).
+/// without joined stores (unless FNK_JOINED_STORES forces one, or the
+/// kernel has none to join).
 std::vector<Variant> launchVariants(const ir::Function& fn);
 
 /// The loaded kernel for `fn`, compiling it if no cache has it, as `v` asks

@@ -27,6 +27,11 @@ kernel flat(x: tensor<f32>[N], y: out tensor<f32>[N]) launch(grid = 1, warps = 4
     let cols = arange(0, 512);
     store(y[cols], load(x[cols]) * 2.0);
 }
+
+kernel row_sums(x: tensor<f32>[M, N], s: out tensor<f32>[M, N]) launch(grid = M, warps = 4) {
+    let row = program_id(0);
+    store(s[row, 0], sum(load(x[row, arange(0, 1024)])));
+}
 )";
 
 struct Kernels : test::SourceKernels {
@@ -82,6 +87,12 @@ TEST(LaunchVariant, FollowsTheTensorsUnlessForced) {
   const std::vector<rt::Variant> all = rt::launchVariants(fn);
   EXPECT_EQ(std::count_if(all.begin(), all.end(), [](const rt::Variant& v) { return v.joinStores; }), 1);
   EXPECT_EQ(all.size(), 2u);
+  // A kernel whose stores are scalars has nothing to join: no second variant.
+  const ir::Function& sums = k.kernel("row_sums");
+  EXPECT_FALSE(nvptx::storesMayJoin(sums));
+  EXPECT_TRUE(nvptx::storesMayJoin(fn));
+  EXPECT_FALSE(rt::launchVariant(sums, Launch(ir::DType::F32, {4, 1003}).args).joinStores);
+  EXPECT_EQ(rt::launchVariants(sums).size(), 1u);
 }
 
 TEST(LaunchVariant, TheChoiceReachesTheCode) {
@@ -97,6 +108,12 @@ TEST(LaunchVariant, TheChoiceReachesTheCode) {
   EXPECT_NE(joined.find("vote.sync.all"), std::string::npos);
   EXPECT_NE(joined.find("shfl.sync.up.b32"), std::string::npos);
   EXPECT_NE(joined.find("st.global.v4.b32"), std::string::npos);
+  // Where storesMayJoin says no, the option changes nothing.
+  const ir::Function& sums = k.kernel("row_sums");
+  std::string sumsPlain, sumsJoined;
+  ASSERT_TRUE(nvptx::emitPTX(sums, nvptx::TargetOptions{}, sumsPlain));
+  ASSERT_TRUE(nvptx::emitPTX(sums, opts, sumsJoined));
+  EXPECT_EQ(sumsPlain, sumsJoined);
 }
 
 }  // namespace
