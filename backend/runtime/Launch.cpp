@@ -56,10 +56,13 @@ int64_t joinKnob() { return nvptx::knob(nvptx::Knob::JoinedStores, -1); }
 std::vector<Variant> launchVariants(const ir::Function& fn) {
   std::vector<int> bodies{-1};
   if (oneBody() && ir::launchBranch(fn).iff) bodies = {0, 1};
+  // Both store forms, unless the knob forces one or the kernel has no store the other would change.
+  std::vector<bool> joins{false, true};
+  if (joinKnob() != -1) joins = {joinKnob() == 1};
+  else if (!nvptx::storesMayJoin(fn)) joins = {false};
   std::vector<Variant> out;
   for (int b : bodies)
-    for (bool join : {false, true})
-      if (joinKnob() == -1 ? !join || nvptx::storesMayJoin(fn) : join == (joinKnob() == 1)) out.push_back({b, join});
+    for (bool join : joins) out.push_back({b, join});
   return out;
 }
 
