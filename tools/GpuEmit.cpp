@@ -12,7 +12,7 @@ namespace fnk::tools {
 std::string gpuArch() { return nvptx::TargetOptions{}.arch; }
 
 Status emitGpu(ir::Module& m, const std::string& kind, std::string& out, const std::string& source,
-               std::string* usage, int body, bool joinStores) {
+               std::string* usage, int body, bool unaligned) {
   if (m.functions.size() != 1) {
     std::string names;
     for (const auto& f : m.functions) names += (names.empty() ? "" : ", ") + f->name;
@@ -21,7 +21,7 @@ Status emitGpu(ir::Module& m, const std::string& kind, std::string& out, const s
   const ir::Function& fn = *m.functions.front();
   nvptx::TargetOptions opts;
   opts.body = body;
-  opts.joinStores = joinStores;
+  opts.unaligned = unaligned;
   const std::string& arch = opts.arch;
   if (kind != "llvm" && kind != "ptx" && kind != "cubin" && kind != "header")
     return Status::error("unknown GPU output '" + kind + "'");

@@ -51,11 +51,13 @@ options:
                          partial (the other: right for any) or both (the
                          default, behind a run-time test). The JIT picks one
                          per launch (FNK_JIT_ONE_BODY=0: both).
-  --join-stores          with a GPU --emit: global stores off 16-byte alignment
-                         (rows whose width is not a multiple of 16 bytes) join
-                         across lanes into whole 16-byte stores instead of one
-                         per element; costs registers where rows are aligned.
-                         The JIT picks it per launch.
+  --unaligned            with a GPU --emit: code for tensors off 16-byte
+                         alignment (rows whose width is not a multiple of 16
+                         bytes): stores joined across lanes into whole 16-byte
+                         stores, and whole chunks read and written element by
+                         element without per-element bounds tests; costs
+                         registers where rows are aligned. The JIT picks it
+                         per launch.
   --resource-usage       with a GPU --emit: print the assembler's report of the
                          kernel's registers, spills and shared memory (stderr)
   --list-passes          list the passes of the pipeline
@@ -66,7 +68,7 @@ options:
 
 struct Options {
   std::string input, emit = "none", pass, printAfter, output, arch, body;
-  bool timePasses = false, optimize = true, listPasses = false, resourceUsage = false, joinStores = false;
+  bool timePasses = false, optimize = true, listPasses = false, resourceUsage = false, unaligned = false;
   cli::LoadOptions load;
 };
 
@@ -96,7 +98,7 @@ int parseArgs(int argc, char** argv, Options& o, bool& exitNow) {
     }
     if (r.takeFlag("--time-passes")) o.timePasses = true;
     else if (r.takeFlag("--resource-usage")) o.resourceUsage = true;
-    else if (r.takeFlag("--join-stores")) o.joinStores = true;
+    else if (r.takeFlag("--unaligned")) o.unaligned = true;
     else if (r.takeFlag("--list-passes")) o.listPasses = true;
     else if (r.takeFlag("-O0")) o.optimize = false;
     else if (r.takeFlag("-O1") || r.takeFlag("-O2") || r.takeFlag("-O3")) o.optimize = true;
@@ -136,7 +138,7 @@ int parseArgs(int argc, char** argv, Options& o, bool& exitNow) {
   if (!o.body.empty() && o.body != "full" && o.body != "partial" && o.body != "both")
     return usageError("--body is full, partial or both, got '" + o.body + "'");
   if (!o.body.empty() && !isGpuEmit(o.emit)) return usageError("--body goes with --emit=llvm, ptx or cubin");
-  if (o.joinStores && !isGpuEmit(o.emit)) return usageError("--join-stores goes with --emit=llvm, ptx, cubin or header");
+  if (o.unaligned && !isGpuEmit(o.emit)) return usageError("--unaligned goes with --emit=llvm, ptx, cubin or header");
 #ifdef FNK_HAVE_GPU  // (a GPU --emit without the backend was refused above)
   if (!o.arch.empty() && o.arch != tools::gpuArch())
     return usageError("unsupported --arch '" + o.arch + "': the GPU backend targets Hopper, " + tools::gpuArch() +
@@ -220,7 +222,7 @@ int compile(Options& o) {
   if (isGpuEmit(o.emit)) {
     std::string text, usage;
     const int body = o.body == "full" ? 1 : o.body == "partial" ? 0 : -1;
-    if (Status s = tools::emitGpu(*m, o.emit, text, o.input, o.resourceUsage ? &usage : nullptr, body, o.joinStores);
+    if (Status s = tools::emitGpu(*m, o.emit, text, o.input, o.resourceUsage ? &usage : nullptr, body, o.unaligned);
         !s) {
       diags.error({}, s.message());
       return finish(false);

@@ -20,13 +20,15 @@ struct TargetOptions {
   /// spills more); 1 the full tile's, 0 the other (the JIT by default, from
   /// the launch's shapes; `fnkc --body`).
   int body = -1;
-  /// Whether global stores whose 16-byte pieces may lie off alignment (rows
-  /// of a width that is not a multiple of 16 bytes) join them across lanes
-  /// (joinedStore) instead of storing them element by element: the JIT sets
-  /// it for a launch whose output rows or addresses are off 16 bytes
-  /// (rt::launchVariant), since it costs aligned launches registers. FNK_JOINED_STORES=1 sets it
-  /// everywhere (fnkc too), =0 nowhere.
-  bool joinStores = false;
+  /// Code for global tensors off 16-byte alignment (rows of a width that
+  /// is not a multiple of 16 bytes, or views): stores whose 16-byte pieces
+  /// lie off alignment join them across lanes (joinedStore) instead of
+  /// storing them element by element, and the element-by-element form of a
+  /// vector access skips the per-element bounds tests in chunks that are
+  /// wholly valid (elementsOf). The JIT sets it for a launch with a tensor
+  /// off 16 bytes (rt::launchVariant), since it costs aligned launches
+  /// registers. FNK_UNALIGNED=1 sets it everywhere (fnkc too), =0 nowhere.
+  bool unaligned = false;
 };
 
 /// The lowering's A/B knobs: environment variables (docs/language.md lists
@@ -53,7 +55,7 @@ enum class Knob {
   JitOneBody,          // FNK_JIT_ONE_BODY (default 1): the JIT compiles only the body of a versioned kernel a launch runs
   WarpPush,            // FNK_WARP_PUSH (default 1): a CTA sum feeding a scalar cluster.reduce pushed by each warp
   KeepL2,              // FNK_KEEP_L2 (default 1): keep = true also asks L2 for evict_last (0: L1 alone)
-  JoinedStores,        // FNK_JOINED_STORES: 1 always, 0 never, unset as TargetOptions::joinStores says
+  Unaligned,           // FNK_UNALIGNED: 1 always, 0 never, unset as TargetOptions::unaligned says
 };
 /// The knob's variable as an integer (a non-numeric text counts as 1), or
 /// `dflt` when it is unset or empty.
@@ -65,10 +67,11 @@ int64_t knob(Knob k, int64_t dflt = 0);
 /// another knob setting, are never reused.
 std::string loweringKey();
 
-/// Whether TargetOptions::joinStores can change `fn`'s code: some store of a
-/// tile to a global tensor goes in 16-byte chunks (joinedStore). Where it
-/// cannot, the runtime compiles no variant for it.
-bool storesMayJoin(const ir::Function& fn);
+/// Whether TargetOptions::unaligned can change `fn`'s code: some load or
+/// store of a tile from or to a global tensor may go in vector chunks
+/// (joinedStore, elementsOf). Where it cannot, the runtime compiles no
+/// variant for it.
+bool alignmentMatters(const ir::Function& fn);
 
 /// LLVM IR text of `fn` (before optimization when `opts.optimize` is false).
 Status emitLLVM(const ir::Function& fn, const TargetOptions& opts, std::string& out);

@@ -91,9 +91,9 @@ public:
   /// decided it (TargetOptions::body): only its `decidedThen` branch is lowered.
   const ir::Operation* decidedIf = nullptr;
   bool decidedThen = false;
-  /// TargetOptions::joinStores (after FNK_JOINED_STORES): stores off
-  /// alignment joined across lanes (joinedStore).
-  bool joinStores = false;
+  /// TargetOptions::unaligned (after FNK_UNALIGNED): code for tensors off
+  /// 16-byte alignment (joinedStore, elementsOf).
+  bool unaligned = false;
 
   // --- types and small helpers (Lowerer.cpp) --------------------------------
   llvm::Type* regType(ir::DType t);  // in registers (i1 as i1)

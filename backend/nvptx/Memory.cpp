@@ -246,27 +246,34 @@ static ChunkPlan planChunks(Lowerer& L, const Access& a, const ir::TileLayout& l
 // branches packed (a chunk of 8 bf16 is 4 registers, not 8).
 using ChunkEmitter = std::function<std::vector<llvm::Value*>(int64_t chunk)>;
 
+namespace {
+// A way into a join block: its values and the block it leaves from.
+using Way = std::pair<std::vector<llvm::Value*>, llvm::BasicBlock*>;
+
+// One phi per value over the ways in, appended to `into`.
+void joinWays(Lowerer& L, const std::vector<Way>& ways, std::vector<llvm::Value*>& into) {
+  for (size_t k = 0; k < ways[0].first.size(); ++k) {
+    llvm::PHINode* p = L.b.CreatePHI(ways[0].first[k]->getType(), static_cast<unsigned>(ways.size()));
+    for (const Way& w : ways) p->addIncoming(w.first[k], w.second);
+    into.push_back(p);
+  }
+}
+
+// values() emitted in `bb`, which then branches to `to`: the way out of it.
+Way wayTo(Lowerer& L, llvm::BasicBlock* bb, llvm::BasicBlock* to,
+          const std::function<std::vector<llvm::Value*>()>& values) {
+  L.b.SetInsertPoint(bb);
+  std::vector<llvm::Value*> v = values();
+  llvm::BasicBlock* end = L.b.GetInsertBlock();
+  L.b.CreateBr(to);
+  return Way{std::move(v), end};
+}
+}  // namespace
+
 static std::vector<llvm::Value*> emitChunked(Lowerer& L, const ChunkPlan& plan, const std::string& tag,
                                              const ChunkEmitter& vector, const ChunkEmitter& elements) {
   auto& b = L.b;
   auto block = [&](const std::string& name) { return llvm::BasicBlock::Create(L.ctx, tag + name, L.kernel); };
-  // One phi per value over the ways in: (values, the block they leave from).
-  using Way = std::pair<std::vector<llvm::Value*>, llvm::BasicBlock*>;
-  auto join = [&](const std::vector<Way>& ways, std::vector<llvm::Value*>& into) {
-    for (size_t k = 0; k < ways[0].first.size(); ++k) {
-      llvm::PHINode* p = b.CreatePHI(ways[0].first[k]->getType(), static_cast<unsigned>(ways.size()));
-      for (const Way& w : ways) p->addIncoming(w.first[k], w.second);
-      into.push_back(p);
-    }
-  };
-  // values(...) in a new block from the current one, then on to `to`: the way out.
-  auto way = [&](llvm::BasicBlock* bb, llvm::BasicBlock* to, const std::function<std::vector<llvm::Value*>()>& values) {
-    b.SetInsertPoint(bb);
-    std::vector<llvm::Value*> v = values();
-    llvm::BasicBlock* end = b.GetInsertBlock();
-    b.CreateBr(to);
-    return Way{std::move(v), end};
-  };
   std::vector<Way> whole;  // the ways past the per-chunk tests
   llvm::BasicBlock* joinBB = nullptr;
   if (plan.chunks > 1) {
@@ -274,7 +281,7 @@ static std::vector<llvm::Value*> emitChunked(Lowerer& L, const ChunkPlan& plan, 
     llvm::BasicBlock* slowBB = block("t.slow");
     joinBB = block("t.done");
     b.CreateCondBr(L.andAll(plan.allOk, plan.allAligned(L)), fastBB, slowBB);
-    whole.push_back(way(fastBB, joinBB, [&] {
+    whole.push_back(wayTo(L, fastBB, joinBB, [&] {
       std::vector<llvm::Value*> v;
       for (int64_t c = 0; c < plan.chunks; ++c)
         for (llvm::Value* x : vector(c)) v.push_back(x);
@@ -289,10 +296,10 @@ static std::vector<llvm::Value*> emitChunked(Lowerer& L, const ChunkPlan& plan, 
     llvm::BasicBlock* done = block("v.done");
     b.CreateCondBr(L.andAll(plan.ok[c], plan.aligned(L, c)), vb, sb);
     std::vector<Way> ways;
-    ways.push_back(way(vb, done, [&] { return vector(c); }));
-    ways.push_back(way(sb, done, [&] { return elements(c); }));
+    ways.push_back(wayTo(L, vb, done, [&] { return vector(c); }));
+    ways.push_back(wayTo(L, sb, done, [&] { return elements(c); }));
     b.SetInsertPoint(done);
-    join(ways, slowAll);
+    joinWays(L, ways, slowAll);
   }
   if (!joinBB) return slowAll;
   llvm::BasicBlock* slowEnd = b.GetInsertBlock();
@@ -300,7 +307,32 @@ static std::vector<llvm::Value*> emitChunked(Lowerer& L, const ChunkPlan& plan, 
   b.SetInsertPoint(joinBB);
   whole.push_back({slowAll, slowEnd});
   std::vector<llvm::Value*> out;
-  join(whole, out);
+  joinWays(L, whole, out);
+  return out;
+}
+
+// Chunk c's element-by-element form: `unchecked(c)` where the chunk is
+// wholly valid (plan.ok[c]) -- a global chunk off alignment, whose elements
+// lie at its address + 0..V-1 -- and `checked(c)`, which tests every
+// element's bounds and mask, where it is not. The tests were most of the
+// work of a row off alignment (a bf16 row of odd width): a 64-bit compare
+// per index and bound, per element (perf-notes v34). Only in the code for
+// launches off alignment (TargetOptions::unaligned): the valid chunk's
+// loads cost registers (rmsnorm_fwd_row at 8192: 64 -> 80).
+static std::vector<llvm::Value*> elementsOf(Lowerer& L, const ChunkPlan& plan, int64_t c,
+                                            const ChunkEmitter& unchecked, const ChunkEmitter& checked) {
+  if (plan.mem->addrSpace != 1 || !L.unaligned) return checked(c);
+  if (!plan.ok[c]) return unchecked(c);
+  llvm::BasicBlock* u = llvm::BasicBlock::Create(L.ctx, "e.valid", L.kernel);
+  llvm::BasicBlock* k = llvm::BasicBlock::Create(L.ctx, "e.checked", L.kernel);
+  llvm::BasicBlock* done = llvm::BasicBlock::Create(L.ctx, "e.done", L.kernel);
+  L.b.CreateCondBr(plan.ok[c], u, k);
+  std::vector<Way> ways;
+  ways.push_back(wayTo(L, u, done, [&] { return unchecked(c); }));
+  ways.push_back(wayTo(L, k, done, [&] { return checked(c); }));
+  L.b.SetInsertPoint(done);
+  std::vector<llvm::Value*> out;
+  joinWays(L, ways, out);
   return out;
 }
 
@@ -359,15 +391,16 @@ static llvm::Value* bytesAt(Lowerer& L, llvm::Value* lo, llvm::Value* hi, llvm::
 // that starts in that lane's chunk -- its last s bytes (shfl.up) and this
 // chunk's first 16 - s -- as one vector store. What no block covers (the head
 // of a warp's first chunk, the tail of its last, a chunk not wholly valid)
-// goes element by element through `element(e, covered)`, which stores element
-// e where `covered` is false. Against the element fallback (a bf16 row of odd
+// goes element by element through `elements(covered)`, which stores each
+// element e where covered[e] is false. Against the element fallback (a bf16 row of odd
 // width): a warp's 31 whole blocks and at most 16 scalar stores of one lane
 // each, where each of 8 scalar stores spread 64 bytes over 512, so that L2
-// merged 8 partial writes per sector. Only where TargetOptions::joinStores
+// merged 8 partial writes per sector. Only where TargetOptions::unaligned
 // asks: the shuffles and the shift cost registers (ptxas spills layernorm_bwd
 // at 8192 columns, and its aligned launch at 32768x8192 ran 432 us against 388).
 static void joinedStore(Lowerer& L, const ChunkPlan& plan, int64_t c, llvm::Value* value,
-                        const Lowerer::Eviction& ev, const std::function<void(int64_t, llvm::Value*)>& element) {
+                        const Lowerer::Eviction& ev,
+                        const std::function<void(const std::vector<llvm::Value*>&)>& elements) {
   auto& b = L.b;
   llvm::Type* i32 = b.getInt32Ty();
   llvm::Type* i64 = b.getInt64Ty();
@@ -397,10 +430,12 @@ static void joinedStore(Lowerer& L, const ChunkPlan& plan, int64_t c, llvm::Valu
     else b.CreateAlignedStore(v, to, llvm::Align(16));
   });
   const int64_t bytes = 16 / plan.perPiece;
+  std::vector<llvm::Value*> covered;
   for (int64_t e = 0; e < plan.perPiece; ++e) {
     llvm::Value* inHead = b.CreateICmpULT(b.getInt32(static_cast<uint32_t>(e * bytes)), head);
-    element(e, b.CreateOr(aligned, b.CreateSelect(inHead, joinPrev, joinNext)));
+    covered.push_back(b.CreateOr(aligned, b.CreateSelect(inHead, joinPrev, joinNext)));
   }
+  elements(covered);
 }
 
 llvm::Value* Lowerer::guardedLoad(const Mem& m, ir::DType dt, llvm::Value* valid, llvm::Value* offset, llvm::Value* dflt) {
@@ -480,7 +515,21 @@ TV Lowerer::loadAt(const ir::Operation& op, const std::vector<int64_t>& shape) {
       }
       return vecs;
     };
-    const std::vector<llvm::Value*> vecs = emitChunked(*this, plan, "ld", vectorChunk, elementChunk);
+    auto validChunk = [&](int64_t c) {  // a wholly valid chunk off alignment (elementsOf)
+      std::vector<llvm::Value*> vecs;
+      for (int64_t p = 0; p < pieces; ++p) {
+        llvm::Value* vv = llvm::PoisonValue::get(plan.vty);
+        for (int64_t k = 0; k < plan.perPiece; ++k) {
+          llvm::Value* at = b.CreateGEP(ty, plan.addr[c], i64(p * plan.perPiece + k));
+          vv = b.CreateInsertElement(vv, b.CreateAlignedLoad(ty, at, llvm::Align(bytes)), static_cast<uint64_t>(k));
+        }
+        vecs.push_back(vv);
+      }
+      return vecs;
+    };
+    const std::vector<llvm::Value*> vecs = emitChunked(*this, plan, "ld", vectorChunk, [&](int64_t c) {
+      return elementsOf(*this, plan, c, validChunk, elementChunk);
+    });
     for (size_t r = 0; r < out.regs.size(); ++r)
       out.regs[r] = b.CreateExtractElement(vecs[r / static_cast<size_t>(plan.perPiece)],
                                            static_cast<uint64_t>(r % static_cast<size_t>(plan.perPiece)));
@@ -602,25 +651,39 @@ Status Lowerer::lowerStore(const ir::Operation& op) {
     }
     return std::vector<llvm::Value*>{};
   };
-  auto elementChunk = [&](int64_t c) {
+  // Chunk c element by element, each element e where skip[e] is not true
+  // (none skipped when `skip` is empty): wholly valid chunks at their
+  // address, the others with every element's bounds checked (elementsOf).
+  auto elementChunk = [&](int64_t c, const std::vector<llvm::Value*>& skip) {
     const size_t r0 = static_cast<size_t>(c * V);
-    llvm::Value* base = lastIndexBase(*this, a, r0);
-    for (size_t r = r0; r < r0 + static_cast<size_t>(V); ++r) scalarStore(r, static_cast<int64_t>(r - r0), base);
-    return std::vector<llvm::Value*>{};
+    auto skipped = [&](int64_t e) { return skip.empty() ? nullptr : skip[static_cast<size_t>(e)]; };
+    return elementsOf(
+        *this, plan, c,
+        [&](int64_t) {
+          for (int64_t e = 0; e < V; ++e) {
+            llvm::Value* v = memVal(r0 + static_cast<size_t>(e));
+            llvm::Value* at = b.CreateGEP(ty, plan.addr[c], i64(e));
+            llvm::Value* s = skipped(e);
+            emitIf(s ? b.CreateNot(s) : nullptr, [&] { b.CreateAlignedStore(v, at, llvm::Align(bytes)); });
+          }
+          return std::vector<llvm::Value*>{};
+        },
+        [&](int64_t) {
+          llvm::Value* base = lastIndexBase(*this, a, r0);
+          for (int64_t e = 0; e < V; ++e) scalarStore(r0 + static_cast<size_t>(e), e, base, skipped(e));
+          return std::vector<llvm::Value*>{};
+        });
   };
-  // Off alignment, 16-byte pieces of a global tensor joined across lanes (TargetOptions::joinStores).
-  if (mem.addrSpace == 1 && plan.piece == 16 && V == plan.perPiece && joinStores) {
+  // Off alignment, 16-byte pieces of a global tensor joined across lanes (TargetOptions::unaligned).
+  if (mem.addrSpace == 1 && plan.piece == 16 && V == plan.perPiece && unaligned) {
     emitWarpChunked(*this, plan, "st", vectorChunk, [&](int64_t c) {
-      const size_t r0 = static_cast<size_t>(c * V);
-      llvm::Value* base = lastIndexBase(*this, a, r0);
-      joinedStore(*this, plan, c, pieceValue(c, 0), ev, [&](int64_t e, llvm::Value* covered) {
-        scalarStore(r0 + static_cast<size_t>(e), e, base, covered);
-      });
+      joinedStore(*this, plan, c, pieceValue(c, 0), ev,
+                  [&](const std::vector<llvm::Value*>& covered) { elementChunk(c, covered); });
       return std::vector<llvm::Value*>{};
     });
     return Status::ok();
   }
-  emitChunked(*this, plan, "st", vectorChunk, elementChunk);
+  emitChunked(*this, plan, "st", vectorChunk, [&](int64_t c) { return elementChunk(c, {}); });
   return Status::ok();
 }
 

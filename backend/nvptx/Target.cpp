@@ -66,8 +66,8 @@ Status buildModule(const ir::Function& fn, const TargetOptions& opts, llvm::LLVM
   mod->setTargetTriple(llvm::Triple(kTriple));
   mod->setDataLayout(tm->createDataLayout());
   detail::Lowerer lowerer(*mod, fn);
-  const int64_t join = knob(Knob::JoinedStores, -1);
-  lowerer.joinStores = join == 1 || (join == -1 && opts.joinStores);
+  const int64_t join = knob(Knob::Unaligned, -1);
+  lowerer.unaligned = join == 1 || (join == -1 && opts.unaligned);
   if (opts.body >= 0) {
     lowerer.decidedIf = ir::launchBranch(fn).iff;
     lowerer.decidedThen = opts.body == 1;
@@ -102,8 +102,8 @@ constexpr const char* kKnobNames[] = {"FNK_NO_CONTRACT",          "FNK_NO_HOIST"
                                       "FNK_PDL",                  "FNK_NO_SWIZZLE",
                                       "FNK_NO_STREAM",            "FNK_JIT_ONE_BODY",
                                       "FNK_WARP_PUSH",            "FNK_KEEP_L2",
-                                      "FNK_JOINED_STORES"};  // in Knob's order
-static_assert(std::size(kKnobNames) == static_cast<size_t>(Knob::JoinedStores) + 1, "one name per Knob");
+                                      "FNK_UNALIGNED"};  // in Knob's order
+static_assert(std::size(kKnobNames) == static_cast<size_t>(Knob::Unaligned) + 1, "one name per Knob");
 
 /// Each knob's text ("" when unset), read once.
 const std::vector<std::string>& knobTexts() {
@@ -128,7 +128,7 @@ int64_t knob(Knob k, int64_t dflt) {
 }
 
 std::string loweringKey() {
-  std::string k = "nvptx-v1.39";  // bump with every change to the lowering
+  std::string k = "nvptx-v1.40";  // bump with every change to the lowering
   // FNK_JIT_ONE_BODY picks which body the JIT asks for, and the runtime's
   // key names that body; the code of a given body does not depend on it.
   const std::vector<std::string>& texts = knobTexts();
@@ -137,13 +137,15 @@ std::string loweringKey() {
   return k + ir::knobKey();  // the IR passes' knobs change what is lowered
 }
 
-bool storesMayJoin(const ir::Function& fn) {
+bool alignmentMatters(const ir::Function& fn) {
   const int64_t T = 32 * fn.warps();
   return ir::anyOp(fn.body.front(), [&](const ir::Operation& op) {
-    if (op.kind() != ir::OpKind::Store || !op.operand(0)->type().isTensor()) return false;
-    const ir::Type& mem = op.operand(0)->type();
-    const ir::TileLayout lay = ir::tileLayout(op.operand(static_cast<unsigned>(1 + mem.dims.size()))->type().shape, T);
-    return !lay.uniform && lay.vec * ir::byteSize(mem.dtype) == 16;  // lowerStore's test for joinedStore
+    const bool load = op.kind() == ir::OpKind::Load, store = op.kind() == ir::OpKind::Store;
+    if (!(load || store) || !op.operand(0)->type().isTensor()) return false;
+    const size_t rank = op.operand(0)->type().dims.size();
+    const ir::Type& tile = load ? op.result()->type() : op.operand(static_cast<unsigned>(1 + rank))->type();
+    const ir::TileLayout lay = ir::tileLayout(tile.shape, T);
+    return !lay.uniform && lay.vec > 1;  // a vector access of a global tensor: joinedStore, elementsOf
   });
 }
 

@@ -48,21 +48,21 @@ std::string cacheDir() {
 
 bool oneBody() { return nvptx::knob(nvptx::Knob::JitOneBody, 1) != 0; }
 
-/// FNK_JOINED_STORES: 1 or 0 where it forces the stores' form, -1 (unset) where the launch decides.
-int64_t joinKnob() { return nvptx::knob(nvptx::Knob::JoinedStores, -1); }
+/// FNK_UNALIGNED: 1 or 0 where it forces the code for tensors off alignment on or off, -1 (unset) where the launch decides.
+int64_t unalignedKnob() { return nvptx::knob(nvptx::Knob::Unaligned, -1); }
 
 }  // namespace
 
 std::vector<Variant> launchVariants(const ir::Function& fn) {
   std::vector<int> bodies{-1};
   if (oneBody() && ir::launchBranch(fn).iff) bodies = {0, 1};
-  // Both store forms, unless the knob forces one or the kernel has no store the other would change.
-  std::vector<bool> joins{false, true};
-  if (joinKnob() != -1) joins = {joinKnob() == 1};
-  else if (!nvptx::storesMayJoin(fn)) joins = {false};
+  // Both forms, unless the knob forces one or the kernel has no access the other would change.
+  std::vector<bool> forms{false, true};
+  if (unalignedKnob() != -1) forms = {unalignedKnob() == 1};
+  else if (!nvptx::alignmentMatters(fn)) forms = {false};
   std::vector<Variant> out;
   for (int b : bodies)
-    for (bool join : joins) out.push_back({b, join});
+    for (bool unaligned : forms) out.push_back({b, unaligned});
   return out;
 }
 
@@ -83,10 +83,8 @@ int launchBody(const ir::Function& fn, const std::vector<interp::Arg>& args) {
   return n == br.full ? 1 : 0;
 }
 
-bool storesOffAlignment(const ir::Function& fn, const std::vector<interp::Arg>& args,
-                        const std::vector<DevPtr>& bufs) {
+bool offAlignment(const ir::Function& fn, const std::vector<interp::Arg>& args, const std::vector<DevPtr>& bufs) {
   for (size_t i = 0; i < args.size() && i < fn.params.size(); ++i) {
-    if (!fn.params[i].type.isOut) continue;  // loads off alignment take their element fallback either way
     if (i < bufs.size() && bufs[i] % 16 != 0) return true;
     const HostArray* h = std::holds_alternative<HostArray*>(args[i]) ? std::get<HostArray*>(args[i]) : nullptr;
     if (h && h->shape.size() >= 2 && h->shape.back() * elementBytes(h->dtype) % 16 != 0) return true;
@@ -95,10 +93,10 @@ bool storesOffAlignment(const ir::Function& fn, const std::vector<interp::Arg>& 
 }
 
 Variant launchVariant(const ir::Function& fn, const std::vector<interp::Arg>& args, const std::vector<DevPtr>& bufs) {
-  const int64_t join = joinKnob();
+  const int64_t forced = unalignedKnob();
   // The IR walk only where the tensors are off alignment: an aligned launch pays nothing per call.
   return {launchBody(fn, args),
-          join == 1 || (join == -1 && storesOffAlignment(fn, args, bufs) && nvptx::storesMayJoin(fn))};
+          forced == 1 || (forced == -1 && offAlignment(fn, args, bufs) && nvptx::alignmentMatters(fn))};
 }
 
 namespace {
@@ -109,12 +107,12 @@ Status loadBody(const ir::Function& fn, Device& dev, Kernel& out, CompileInfo& c
   auto t0 = std::chrono::steady_clock::now();
   nvptx::TargetOptions topts;
   topts.body = v.body;
-  topts.joinStores = v.joinStores;
+  topts.unaligned = v.unaligned;
   std::ostringstream ir;
   ir::print(ir, fn);
   std::string key = hex(fnv1a64(ir.str() + "|" + topts.arch + "|" + topts.features + "|" FNK_VERSION "|" +
                                 nvptx::loweringKey() + "|body" + std::to_string(v.body) +
-                                (v.joinStores ? "|join" : ""))) +
+                                (v.unaligned ? "|unaligned" : ""))) +
                     hex(fnv1a64(ir.str(), 88172645463325252ull));
   ci = CompileInfo{};
   {
@@ -183,7 +181,7 @@ Status compileAndLoad(const ir::Function& fn, Device& dev, Kernel& out, CompileI
   if (alone <= 0) return Status::ok();
   Kernel pair;
   CompileInfo pairInfo;
-  if (!loadBody(fn, dev, pair, pairInfo, {-1, v.joinStores})) return Status::ok();  // the one body runs correctly all the same
+  if (!loadBody(fn, dev, pair, pairInfo, {-1, v.unaligned})) return Status::ok();  // the one body runs correctly all the same
   ci.ms += pairInfo.ms;
   const int both = localBytes(dev, pair);
   if (both >= 0 && both < alone) out = pair;

@@ -31,29 +31,28 @@ struct CompileInfo {
 int launchBody(const ir::Function& fn, const std::vector<interp::Arg>& args);
 
 /// What a JIT launch compiles `fn` as: the body (launchBody) and whether its
-/// stores may be off 16-byte alignment (nvptx::TargetOptions::joinStores).
+/// tensors may be off 16-byte alignment (nvptx::TargetOptions::unaligned).
 struct Variant {
   int body = -1;
-  bool joinStores = false;
+  bool unaligned = false;
   auto operator<=>(const Variant&) const = default;
 };
 
-/// Whether a launch with `args` may store off 16-byte alignment: some output
-/// tensor's rows (its innermost dim, at rank 2 or more) are not a multiple of
-/// 16 bytes, or its address in `bufs` (where given) is not 16-byte aligned.
-bool storesOffAlignment(const ir::Function& fn, const std::vector<interp::Arg>& args,
-                        const std::vector<DevPtr>& bufs = {});
+/// Whether a launch with `args` has a tensor off 16-byte alignment: its rows
+/// (the innermost dim, at rank 2 or more) are not a multiple of 16 bytes, or
+/// its address in `bufs` (where given) is not 16-byte aligned.
+bool offAlignment(const ir::Function& fn, const std::vector<interp::Arg>& args, const std::vector<DevPtr>& bufs = {});
 
 /// The Variant a launch with `args` (and `bufs`, as planLaunch takes them)
-/// compiles: stores joined where storesOffAlignment and the kernel has stores
-/// to join (nvptx::storesMayJoin), or as FNK_JOINED_STORES forces.
+/// compiles: the code for tensors off alignment where offAlignment and that
+/// code differs (nvptx::alignmentMatters), or as FNK_UNALIGNED forces.
 Variant launchVariant(const ir::Function& fn, const std::vector<interp::Arg>& args,
                       const std::vector<DevPtr>& bufs = {});
 /// Every Variant launchVariant can pick for `fn`, for what must hold for all
 /// of its launches (the occupancy a grid is sized by): each body ({0, 1} for
 /// a versioned kernel unless FNK_JIT_ONE_BODY=0, else {-1}) with and
-/// without joined stores (unless FNK_JOINED_STORES forces one, or the
-/// kernel has none to join).
+/// without the code for tensors off alignment (unless FNK_UNALIGNED forces
+/// one, or that code is the same: nvptx::alignmentMatters).
 std::vector<Variant> launchVariants(const ir::Function& fn);
 
 /// The loaded kernel for `fn`, compiling it if no cache has it, as `v` asks

@@ -370,7 +370,7 @@ def all_cases(quick=False, knob=False):
     checks (backend v14) and repeat lowering paths the stdlib's and the examples' f32 cases cover. `knob`: the
     shapes of run.sh's knob steps, one ragged and one full tile of each family (a knob changes how a kernel is
     lowered, not which shapes it takes), and rows of 1003 columns, off 16-byte alignment with whole chunks
-    (FNK_JOINED_STORES), a quarter of the cases; `quick` fewer still, without the DiT's."""
+    (FNK_UNALIGNED), a quarter of the cases; `quick` fewer still, without the DiT's."""
     for case in _cases(quick, knob):
         if not (case[0] == "f32" and case[2] == "bench/variants.fnk"):
             yield case

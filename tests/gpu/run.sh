@@ -4,7 +4,7 @@
 # over ragged shapes (bf16 and f32), again with the compiler's A/B
 # knobs set the other way (FNK_FULL_TILES=0, FNK_JIT_ONE_BODY=0, FNK_NO_SIBLING_REDUCE=1, FNK_CLUSTER_DEFER=1,
 # FNK_PDL=0 and 1, FNK_WARP_PUSH=0, FNK_CLUSTER_ASYNC=0,
-# FNK_JOINED_STORES=1)
+# FNK_UNALIGNED=1)
 # on the kernels they change, fnk.torch against torch on CUDA tensors,
 # then bench/bench.py: every norm workload of PERFORMANCE.md against torch eager
 # and torch.compile in one process. Prints PASS/FAIL/
@@ -70,10 +70,11 @@ if [ $checks = 1 ]; then
   knob_checks pdl FNK_PDL=1 lang_cluster,lang_reduce
   knob_checks nowarppush FNK_WARP_PUSH=0 lang_cluster,lang_warp_push,rmsnorm_fwd_split,rmsnorm_bwd_split,layernorm_bwd_split
   knob_checks async0 FNK_CLUSTER_ASYNC=0 lang_cluster,lang_warp_push,rmsnorm_fwd_split,rmsnorm_bwd_split,layernorm_bwd_split
-  # Stores off 16-byte alignment joined across lanes (shfl.up: joinedStore) in every launch,
-  # aligned ones too (by default only launches with rows off 16 bytes take them: rt::launchVariant;
-  # the knob shapes' N = 1003 rows are 2 bytes off in bf16, 4 in f32).
-  knob_checks joined FNK_JOINED_STORES=1 rmsnorm_fwd,rmsnorm_bwd,layernorm_fwd,layernorm_bwd,dit_modulate,lang_stream,lang_casts,lang_shapes,lang_int,lang_warp_rows
+  # The code for tensors off 16-byte alignment (stores joined across lanes by shfl.up:
+  # joinedStore; whole chunks element by element without bounds tests: elementsOf) in every
+  # launch, aligned ones too (by default only launches with rows off 16 bytes take it:
+  # rt::launchVariant; the knob shapes' N = 1003 rows are 2 bytes off in bf16, 4 in f32).
+  knob_checks unaligned FNK_UNALIGNED=1 rmsnorm_fwd,rmsnorm_bwd,layernorm_fwd,layernorm_bwd,dit_modulate,lang_stream,lang_casts,lang_shapes,lang_int,lang_warp_rows
 fi
 if [ $checks = 1 ]; then
   # Every kernel (stdlib, examples, variants, conformance) through ptxas, also

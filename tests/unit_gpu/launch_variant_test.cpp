@@ -1,7 +1,7 @@
-// rt::launchVariant's choice of joined stores (nvptx::TargetOptions::joinStores)
-// from a launch's tensors, and that the choice reaches the code: the JIT's
-// route to joinedStore, which FNK_JOINED_STORES=1 (lit: joined_stores.test)
-// bypasses. No GPU needed: nothing is loaded or launched.
+// rt::launchVariant's choice of the code for tensors off 16-byte alignment
+// (nvptx::TargetOptions::unaligned) from a launch's tensors, and that the
+// choice reaches the code: the JIT's route to joinedStore and elementsOf,
+// which FNK_UNALIGNED=1 (lit: unaligned.test) bypasses. No GPU needed: nothing is loaded or launched.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -32,6 +32,11 @@ kernel row_sums(x: tensor<f32>[M, N], s: out tensor<f32>[M, N]) launch(grid = M,
     let row = program_id(0);
     store(s[row, 0], sum(load(x[row, arange(0, 1024)])));
 }
+
+kernel pick(x: tensor<f32>[M, N], y: out tensor<f32>[M, N]) launch(grid = M, warps = 4) {
+    let row = program_id(0);
+    store(y[row, 0], load(x[row, 0]) * 2.0);
+}
 )";
 
 struct Kernels : test::SourceKernels {
@@ -58,62 +63,73 @@ struct Launch {
 TEST(LaunchVariant, RowsOffSixteenBytes) {
   Kernels k;
   const ir::Function& bf16 = k.kernel("scale");
-  EXPECT_FALSE(rt::storesOffAlignment(bf16, Launch(ir::DType::BF16, {4, 1024}).args));
-  EXPECT_TRUE(rt::storesOffAlignment(bf16, Launch(ir::DType::BF16, {4, 1023}).args));  // 2046 bytes a row
-  EXPECT_TRUE(rt::storesOffAlignment(bf16, Launch(ir::DType::BF16, {4, 1020}).args));  // 2040: off by 8
+  EXPECT_FALSE(rt::offAlignment(bf16, Launch(ir::DType::BF16, {4, 1024}).args));
+  EXPECT_TRUE(rt::offAlignment(bf16, Launch(ir::DType::BF16, {4, 1023}).args));  // 2046 bytes a row
+  EXPECT_TRUE(rt::offAlignment(bf16, Launch(ir::DType::BF16, {4, 1020}).args));  // 2040: off by 8
   const ir::Function& f32 = k.kernel("scale", {{"T", "f32"}});
-  EXPECT_FALSE(rt::storesOffAlignment(f32, Launch(ir::DType::F32, {4, 1020}).args));  // 4080 bytes
-  EXPECT_TRUE(rt::storesOffAlignment(f32, Launch(ir::DType::F32, {4, 1003}).args));
+  EXPECT_FALSE(rt::offAlignment(f32, Launch(ir::DType::F32, {4, 1020}).args));  // 4080 bytes
+  EXPECT_TRUE(rt::offAlignment(f32, Launch(ir::DType::F32, {4, 1003}).args));
   // One row: a rank-1 tensor's rows do not move its chunks off alignment.
-  EXPECT_FALSE(rt::storesOffAlignment(k.kernel("flat"), Launch(ir::DType::F32, {1003}).args));
+  EXPECT_FALSE(rt::offAlignment(k.kernel("flat"), Launch(ir::DType::F32, {1003}).args));
 }
 
 TEST(LaunchVariant, AddressesOffSixteenBytes) {
   Kernels k;
   const ir::Function& fn = k.kernel("scale");
   const Launch l(ir::DType::BF16, {4, 1024});
-  EXPECT_FALSE(rt::storesOffAlignment(fn, l.args, {0x10000, 0x20000}));
-  EXPECT_TRUE(rt::storesOffAlignment(fn, l.args, {0x10000, 0x20002}));  // y 2 bytes in (a view)
-  EXPECT_FALSE(rt::storesOffAlignment(fn, l.args, {0x10002, 0x20000}));  // x is only loaded
+  EXPECT_FALSE(rt::offAlignment(fn, l.args, {0x10000, 0x20000}));
+  EXPECT_TRUE(rt::offAlignment(fn, l.args, {0x10000, 0x20002}));  // y 2 bytes in (a view)
+  EXPECT_TRUE(rt::offAlignment(fn, l.args, {0x10002, 0x20000}));  // x, which is only loaded, counts too
 }
 
 TEST(LaunchVariant, FollowsTheTensorsUnlessForced) {
-  if (std::getenv("FNK_JOINED_STORES")) GTEST_SKIP() << "FNK_JOINED_STORES is set: it decides, not the launch";
+  if (std::getenv("FNK_UNALIGNED")) GTEST_SKIP() << "FNK_UNALIGNED is set: it decides, not the launch";
   Kernels k;
   const ir::Function& fn = k.kernel("scale");
-  EXPECT_FALSE(rt::launchVariant(fn, Launch(ir::DType::BF16, {4, 1024}).args).joinStores);
-  EXPECT_TRUE(rt::launchVariant(fn, Launch(ir::DType::BF16, {4, 1023}).args).joinStores);
+  EXPECT_FALSE(rt::launchVariant(fn, Launch(ir::DType::BF16, {4, 1024}).args).unaligned);
+  EXPECT_TRUE(rt::launchVariant(fn, Launch(ir::DType::BF16, {4, 1023}).args).unaligned);
   // The occupancy a grid is sized by covers both forms.
   const std::vector<rt::Variant> all = rt::launchVariants(fn);
-  EXPECT_EQ(std::count_if(all.begin(), all.end(), [](const rt::Variant& v) { return v.joinStores; }), 1);
+  EXPECT_EQ(std::count_if(all.begin(), all.end(), [](const rt::Variant& v) { return v.unaligned; }), 1);
   EXPECT_EQ(all.size(), 2u);
-  // A kernel whose stores are scalars has nothing to join: no second variant.
+  // A kernel whose only vector access is a load: its rows off alignment take the variant.
   const ir::Function& sums = k.kernel("row_sums");
-  EXPECT_FALSE(nvptx::storesMayJoin(sums));
-  EXPECT_TRUE(nvptx::storesMayJoin(fn));
-  EXPECT_FALSE(rt::launchVariant(sums, Launch(ir::DType::F32, {4, 1003}).args).joinStores);
-  EXPECT_EQ(rt::launchVariants(sums).size(), 1u);
+  EXPECT_TRUE(nvptx::alignmentMatters(sums));
+  EXPECT_TRUE(rt::launchVariant(sums, Launch(ir::DType::F32, {4, 1003}).args).unaligned);
+  // A kernel of scalar accesses alone has no code the variant changes: no second variant.
+  const ir::Function& pick = k.kernel("pick");
+  EXPECT_FALSE(nvptx::alignmentMatters(pick));
+  EXPECT_TRUE(nvptx::alignmentMatters(fn));
+  EXPECT_FALSE(rt::launchVariant(pick, Launch(ir::DType::F32, {4, 1003}).args).unaligned);
+  EXPECT_EQ(rt::launchVariants(pick).size(), 1u);
 }
 
 TEST(LaunchVariant, TheChoiceReachesTheCode) {
-  if (std::getenv("FNK_JOINED_STORES")) GTEST_SKIP() << "FNK_JOINED_STORES is set: it decides, not the options";
+  if (std::getenv("FNK_UNALIGNED")) GTEST_SKIP() << "FNK_UNALIGNED is set: it decides, not the options";
   Kernels k;
   const ir::Function& fn = k.kernel("scale");
   nvptx::TargetOptions opts;
   std::string plain, joined;
   ASSERT_TRUE(nvptx::emitPTX(fn, opts, plain));
-  opts.joinStores = true;
+  opts.unaligned = true;
   ASSERT_TRUE(nvptx::emitPTX(fn, opts, joined));
   EXPECT_EQ(plain.find("shfl.sync.up"), std::string::npos);
   EXPECT_NE(joined.find("vote.sync.all"), std::string::npos);
   EXPECT_NE(joined.find("shfl.sync.up.b32"), std::string::npos);
   EXPECT_NE(joined.find("st.global.v4.b32"), std::string::npos);
-  // Where storesMayJoin says no, the option changes nothing.
+  // A load's whole chunks off alignment skip the per-element bounds tests (elementsOf).
   const ir::Function& sums = k.kernel("row_sums");
-  std::string sumsPlain, sumsJoined;
-  ASSERT_TRUE(nvptx::emitPTX(sums, nvptx::TargetOptions{}, sumsPlain));
-  ASSERT_TRUE(nvptx::emitPTX(sums, opts, sumsJoined));
-  EXPECT_EQ(sumsPlain, sumsJoined);
+  std::string sumsPlain, sumsUnaligned;
+  ASSERT_TRUE(nvptx::emitLLVM(sums, nvptx::TargetOptions{}, sumsPlain));
+  ASSERT_TRUE(nvptx::emitLLVM(sums, opts, sumsUnaligned));
+  EXPECT_EQ(sumsPlain.find("e.valid:"), std::string::npos);
+  EXPECT_NE(sumsUnaligned.find("e.valid:"), std::string::npos);
+  // Where alignmentMatters says no, the option changes nothing.
+  const ir::Function& pick = k.kernel("pick");
+  std::string pickPlain, pickUnaligned;
+  ASSERT_TRUE(nvptx::emitPTX(pick, nvptx::TargetOptions{}, pickPlain));
+  ASSERT_TRUE(nvptx::emitPTX(pick, opts, pickUnaligned));
+  EXPECT_EQ(pickPlain, pickUnaligned);
 }
 
 }  // namespace
