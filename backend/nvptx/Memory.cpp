@@ -6,8 +6,10 @@
 // (axisInfo), all V elements are valid and the address is aligned. That is
 // checked at run time once for the whole access (every chunk valid, every
 // address aligned: all C vector accesses in one block); when it fails, per
-// chunk, with per-element accesses as the chunk's fallback (a global store
-// off alignment may join its pieces across lanes instead: joinedStore). A load or store
+// chunk, with per-element accesses as the chunk's fallback. In the code for
+// tensors off alignment (TargetOptions::unaligned) a global store joins its
+// pieces across lanes instead (joinedStore), and a wholly valid chunk's
+// fallback skips the per-element bounds tests (elementsOf). A load or store
 // with `stream = true` or `keep = true` of a global tensor issues its vector
 // accesses with an evict_first or evict_last priority in L1 and L2 (evictionOf).
 #include <algorithm>

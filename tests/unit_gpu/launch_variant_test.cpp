@@ -117,18 +117,20 @@ TEST(LaunchVariant, TheChoiceReachesTheCode) {
   EXPECT_NE(joined.find("vote.sync.all"), std::string::npos);
   EXPECT_NE(joined.find("shfl.sync.up.b32"), std::string::npos);
   EXPECT_NE(joined.find("st.global.v4.b32"), std::string::npos);
+  // A kernel's code (`emit`: emitLLVM or emitPTX) without and with the option.
+  using Emit = Status (*)(const ir::Function&, const nvptx::TargetOptions&, std::string&);
+  auto both = [&](const char* name, Emit emit) {
+    std::pair<std::string, std::string> out;
+    EXPECT_TRUE(emit(k.kernel(name), nvptx::TargetOptions{}, out.first));
+    EXPECT_TRUE(emit(k.kernel(name), opts, out.second));
+    return out;
+  };
   // A load's whole chunks off alignment skip the per-element bounds tests (elementsOf).
-  const ir::Function& sums = k.kernel("row_sums");
-  std::string sumsPlain, sumsUnaligned;
-  ASSERT_TRUE(nvptx::emitLLVM(sums, nvptx::TargetOptions{}, sumsPlain));
-  ASSERT_TRUE(nvptx::emitLLVM(sums, opts, sumsUnaligned));
+  const auto [sumsPlain, sumsUnaligned] = both("row_sums", nvptx::emitLLVM);
   EXPECT_EQ(sumsPlain.find("e.valid:"), std::string::npos);
   EXPECT_NE(sumsUnaligned.find("e.valid:"), std::string::npos);
   // Where alignmentMatters says no, the option changes nothing.
-  const ir::Function& pick = k.kernel("pick");
-  std::string pickPlain, pickUnaligned;
-  ASSERT_TRUE(nvptx::emitPTX(pick, nvptx::TargetOptions{}, pickPlain));
-  ASSERT_TRUE(nvptx::emitPTX(pick, opts, pickUnaligned));
+  const auto [pickPlain, pickUnaligned] = both("pick", nvptx::emitPTX);
   EXPECT_EQ(pickPlain, pickUnaligned);
 }
 
