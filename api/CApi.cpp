@@ -467,7 +467,7 @@ char* fnk_kernel_occupancy(fnk_module* m, const char* kernel, const char* const*
     c.resize(3, 1);
     const unsigned cluster[3] = {static_cast<unsigned>(c[0]), static_cast<unsigned>(c[1]), static_cast<unsigned>(c[2])};
     // A launch runs one variant, compiled alone (rt::launchVariant: a
-    // versioned kernel's body, stores joined or not), and they can differ in
+    // versioned kernel's body, the code for tensors off alignment or not), and they can differ in
     // registers: the occupancy of the variant that holds fewest CTAs, so
     // that a grid sized by it fits whichever runs.
     rt::Occupancy o;

@@ -24,8 +24,8 @@ std::string gpuArch();
 /// other) picks the body of a versioned kernel, as the JIT does from a
 /// launch's shapes (rt::launchBody); a kernel with one body refuses 0
 /// and 1, and so does a header (it launches any shape). `unaligned`
-/// (nvptx::TargetOptions::unaligned) joins stores off 16-byte alignment
-/// across lanes, as the JIT does for launches whose rows need it.
+/// (nvptx::TargetOptions::unaligned) compiles the code for tensors off
+/// 16-byte alignment, as the JIT does for launches whose rows need it.
 Status emitGpu(ir::Module& m, const std::string& kind, std::string& out, const std::string& source = {},
                std::string* usage = nullptr, int body = -1, bool unaligned = false);
 

@@ -67,6 +67,11 @@ int64_t knob(Knob k, int64_t dflt = 0);
 /// another knob setting, are never reused.
 std::string loweringKey();
 
+/// Whether the code for tensors off alignment is compiled where a launch
+/// (or fnkc) asks for it or not: FNK_UNALIGNED=1 always, =0 never, unset
+/// as asked.
+bool unalignedCode(bool asked);
+
 /// Whether TargetOptions::unaligned can change `fn`'s code: some load or
 /// store of a tile from or to a global tensor may go in vector chunks
 /// (joinedStore, elementsOf). Where it cannot, the runtime compiles no

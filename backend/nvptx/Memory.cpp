@@ -183,6 +183,9 @@ struct ChunkPlan {
     if (!mem->swizzle) return L.b.CreateGEP(ty, addr[c], L.i64(p * perPiece));
     return L.elemPtr(*mem, ty, L.b.CreateAdd(off[c], L.i64(p * perPiece)));
   }
+  /// The address of element e of chunk c of a global tensor (no swizzle: its
+  /// elements follow the chunk's first; elementsOf).
+  llvm::Value* elementPtr(Lowerer& L, int64_t c, int64_t e) const { return L.b.CreateGEP(ty, addr[c], L.i64(e)); }
   llvm::Value* allOk = nullptr;
   llvm::Value* addrBits = nullptr;
 
@@ -522,7 +525,7 @@ TV Lowerer::loadAt(const ir::Operation& op, const std::vector<int64_t>& shape) {
       for (int64_t p = 0; p < pieces; ++p) {
         llvm::Value* vv = llvm::PoisonValue::get(plan.vty);
         for (int64_t k = 0; k < plan.perPiece; ++k) {
-          llvm::Value* at = b.CreateGEP(ty, plan.addr[c], i64(p * plan.perPiece + k));
+          llvm::Value* at = plan.elementPtr(*this, c, p * plan.perPiece + k);
           vv = b.CreateInsertElement(vv, b.CreateAlignedLoad(ty, at, llvm::Align(bytes)), static_cast<uint64_t>(k));
         }
         vecs.push_back(vv);
@@ -664,7 +667,7 @@ Status Lowerer::lowerStore(const ir::Operation& op) {
         [&](int64_t) {
           for (int64_t e = 0; e < V; ++e) {
             llvm::Value* v = memVal(r0 + static_cast<size_t>(e));
-            llvm::Value* at = b.CreateGEP(ty, plan.addr[c], i64(e));
+            llvm::Value* at = plan.elementPtr(*this, c, e);
             llvm::Value* s = skipped(e);
             emitIf(s ? b.CreateNot(s) : nullptr, [&] { b.CreateAlignedStore(v, at, llvm::Align(bytes)); });
           }

@@ -66,8 +66,7 @@ Status buildModule(const ir::Function& fn, const TargetOptions& opts, llvm::LLVM
   mod->setTargetTriple(llvm::Triple(kTriple));
   mod->setDataLayout(tm->createDataLayout());
   detail::Lowerer lowerer(*mod, fn);
-  const int64_t join = knob(Knob::Unaligned, -1);
-  lowerer.unaligned = join == 1 || (join == -1 && opts.unaligned);
+  lowerer.unaligned = unalignedCode(opts.unaligned);
   if (opts.body >= 0) {
     lowerer.decidedIf = ir::launchBranch(fn).iff;
     lowerer.decidedThen = opts.body == 1;
@@ -135,6 +134,11 @@ std::string loweringKey() {
   for (size_t i = 0; i < texts.size(); ++i)
     if (i != static_cast<size_t>(Knob::JitOneBody)) k += "|" + texts[i];
   return k + ir::knobKey();  // the IR passes' knobs change what is lowered
+}
+
+bool unalignedCode(bool asked) {
+  const int64_t forced = knob(Knob::Unaligned, -1);
+  return forced == -1 ? asked : forced == 1;
 }
 
 bool alignmentMatters(const ir::Function& fn) {

@@ -48,18 +48,15 @@ std::string cacheDir() {
 
 bool oneBody() { return nvptx::knob(nvptx::Knob::JitOneBody, 1) != 0; }
 
-/// FNK_UNALIGNED: 1 or 0 where it forces the code for tensors off alignment on or off, -1 (unset) where the launch decides.
-int64_t unalignedKnob() { return nvptx::knob(nvptx::Knob::Unaligned, -1); }
-
 }  // namespace
 
 std::vector<Variant> launchVariants(const ir::Function& fn) {
   std::vector<int> bodies{-1};
   if (oneBody() && ir::launchBranch(fn).iff) bodies = {0, 1};
-  // Both forms, unless the knob forces one or the kernel has no access the other would change.
-  std::vector<bool> forms{false, true};
-  if (unalignedKnob() != -1) forms = {unalignedKnob() == 1};
-  else if (!nvptx::alignmentMatters(fn)) forms = {false};
+  // Both forms, unless FNK_UNALIGNED forces one or the kernel has no access the other would change.
+  const bool off = nvptx::unalignedCode(false), on = nvptx::unalignedCode(nvptx::alignmentMatters(fn));
+  std::vector<bool> forms{off};
+  if (on != off) forms.push_back(on);
   std::vector<Variant> out;
   for (int b : bodies)
     for (bool unaligned : forms) out.push_back({b, unaligned});
@@ -93,10 +90,8 @@ bool offAlignment(const ir::Function& fn, const std::vector<interp::Arg>& args, 
 }
 
 Variant launchVariant(const ir::Function& fn, const std::vector<interp::Arg>& args, const std::vector<DevPtr>& bufs) {
-  const int64_t forced = unalignedKnob();
-  // The IR walk only where the tensors are off alignment: an aligned launch pays nothing per call.
-  return {launchBody(fn, args),
-          forced == 1 || (forced == -1 && offAlignment(fn, args, bufs) && nvptx::alignmentMatters(fn))};
+  // The IR walk only where the tensors are off alignment: an aligned launch pays nothing for it.
+  return {launchBody(fn, args), nvptx::unalignedCode(offAlignment(fn, args, bufs) && nvptx::alignmentMatters(fn))};
 }
 
 namespace {

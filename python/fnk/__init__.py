@@ -173,8 +173,8 @@ class Kernel:
         clusters (resident on the device at once; 0 for kernels without
         clusters) and sms. Compiles and loads the kernel; raises CompileError
         without a GPU. Each launch compiles the variant it runs (of a kernel
-        with two bodies, a full tile's or a masked one; stores joined across
-        lanes or not, for rows off 16-byte alignment): the figures of the
+        with two bodies, a full tile's or a masked one; the code for tensors
+        off 16-byte alignment or not): the figures of the
         variant that holds fewest CTAs (more registers, more local memory)."""
         return json.loads(self._module._kernel_text(lib.fnk_kernel_occupancy, self.name, consts))
 
