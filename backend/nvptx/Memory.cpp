@@ -9,7 +9,8 @@
 // chunk, with per-element accesses as the chunk's fallback. In the code for
 // tensors off alignment (TargetOptions::unaligned) a global store joins its
 // pieces across lanes instead (joinedStore), and a wholly valid chunk's
-// fallback skips the per-element bounds tests (elementsOf). A load or store
+// fallback skips the per-element bounds tests (elementsOf), a load reading
+// its 16-bit elements as the 4-byte words that cover them (wordsOf). A load or store
 // with `stream = true` or `keep = true` of a global tensor issues its vector
 // accesses with an evict_first or evict_last priority in L1 and L2 (evictionOf).
 #include <algorithm>
@@ -323,7 +324,7 @@ static std::vector<llvm::Value*> emitChunked(Lowerer& L, const ChunkPlan& plan, 
 // work of a row off alignment (a bf16 row of odd width): a 64-bit compare
 // per index and bound, per element (perf-notes v34). Only in the code for
 // launches off alignment (TargetOptions::unaligned): the valid chunk's
-// loads cost registers (rmsnorm_fwd_row at 8192: 64 -> 80).
+// loads cost registers (rmsnorm_fwd_row at 8192: 64 -> 80, 79 in words).
 static std::vector<llvm::Value*> elementsOf(Lowerer& L, const ChunkPlan& plan, int64_t c,
                                             const ChunkEmitter& unchecked, const ChunkEmitter& checked) {
   if (plan.mem->addrSpace != 1 || !L.unaligned) return checked(c);
@@ -386,6 +387,35 @@ static llvm::Value* bytesAt(Lowerer& L, llvm::Value* lo, llvm::Value* hi, llvm::
   for (unsigned j = 0; j < 4; ++j)
     v = b.CreateInsertElement(v, L.intrinsic(llvm::Intrinsic::fshr, {i32}, {t[j + 1], t[j], bits}), uint64_t{j});
   return v;
+}
+
+// A piece of `piece` bytes (a multiple of 4) of a wholly valid global chunk
+// whose elements are narrower than 4 bytes, at `at` off alignment: loaded as
+// the 4-byte words that cover it -- piece / 4 of them from `at` rounded down
+// to 4, and the one holding its last byte (that same last word again where
+// `at` is 4-aligned) -- each pair funnel-shifted by at % 4 bytes. Every word
+// holds a byte of the piece, so none can fault where the piece does not.
+// Against one load per element (elementsOf's first form): a bf16 piece of 16
+// bytes takes 5 loads and 5 registers in flight where it took 8 and 8, and a
+// warp's load touches 16 sectors each time (perf-notes v35).
+static llvm::Value* wordsOf(Lowerer& L, llvm::Value* at, int64_t piece, llvm::Type* vty) {
+  auto& b = L.b;
+  llvm::Type* i32 = b.getInt32Ty();
+  const int64_t W = piece / 4;
+  llvm::Value* r = b.CreateAnd(b.CreatePtrToInt(at, b.getInt64Ty()), L.i64(3));
+  llvm::Value* base = b.CreateGEP(b.getInt8Ty(), at, b.CreateNeg(r));
+  auto word = [&](llvm::Value* off) {
+    return b.CreateAlignedLoad(i32, b.CreateGEP(b.getInt8Ty(), base, off), llvm::Align(4));
+  };
+  std::vector<llvm::Value*> w;
+  for (int64_t i = 0; i < W; ++i) w.push_back(word(L.i64(4 * i)));
+  w.push_back(word(b.CreateAnd(b.CreateAdd(r, L.i64(piece - 1)), L.i64(~int64_t{3}))));
+  llvm::Value* bits = b.CreateTrunc(b.CreateShl(r, L.i64(3)), i32);
+  llvm::Value* v = llvm::PoisonValue::get(llvm::FixedVectorType::get(i32, static_cast<unsigned>(W)));
+  for (int64_t i = 0; i < W; ++i)
+    v = b.CreateInsertElement(v, L.intrinsic(llvm::Intrinsic::fshr, {i32}, {w[i + 1], w[i], bits}),
+                              static_cast<uint64_t>(i));
+  return b.CreateBitCast(v, vty);
 }
 
 // Chunk c of a global store of one 16-byte piece per chunk, by the whole warp
@@ -523,6 +553,10 @@ TV Lowerer::loadAt(const ir::Operation& op, const std::vector<int64_t>& shape) {
     auto validChunk = [&](int64_t c) {  // a wholly valid chunk off alignment (elementsOf)
       std::vector<llvm::Value*> vecs;
       for (int64_t p = 0; p < pieces; ++p) {
+        if (bytes < 4 && plan.piece % 4 == 0) {
+          vecs.push_back(wordsOf(*this, plan.elementPtr(*this, c, p * plan.perPiece), plan.piece, plan.vty));
+          continue;
+        }
         llvm::Value* vv = llvm::PoisonValue::get(plan.vty);
         for (int64_t k = 0; k < plan.perPiece; ++k) {
           llvm::Value* at = plan.elementPtr(*this, c, p * plan.perPiece + k);

@@ -127,7 +127,7 @@ int64_t knob(Knob k, int64_t dflt) {
 }
 
 std::string loweringKey() {
-  std::string k = "nvptx-v1.40";  // bump with every change to the lowering
+  std::string k = "nvptx-v1.41";  // bump with every change to the lowering
   // FNK_JIT_ONE_BODY picks which body the JIT asks for, and the runtime's
   // key names that body; the code of a given body does not depend on it.
   const std::vector<std::string>& texts = knobTexts();

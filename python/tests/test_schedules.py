@@ -94,9 +94,33 @@ def test_float32_forward_of_4097_to_8192_columns_in_chunks():
     (rmsnorm_fwd); bf16 and f16 rows stay whole (rmsnorm_fwd_row)."""
     for n in (4097, 6000, 8192):
         assert schedules.rms_fwd(n, SMS, dtype="f32") == schedules.Launch("rmsnorm_fwd", {"BLOCK_N": 4096, "WARPS": 8})
+    for n in (4104, 6000, 8192):  # 16-bit rows of whole 16-byte pieces (odd widths: test_rows_off_alignment...)
         for dt in ("bf16", "f16"):
             assert schedules.rms_fwd(n, SMS, dtype=dt).kernel == "rmsnorm_fwd_row"
     assert schedules.rms_fwd(4096, SMS, dtype="f32").kernel == "rmsnorm_fwd_row"
+
+
+def test_rows_off_alignment_take_the_chunks():
+    """16-bit rows wider than 4096 columns that are not a whole number of
+    16-byte pieces (n % 8 != 0) take the forwards' chunks, read twice, in
+    place of the whole row in registers or over a cluster (backend v35:
+    1.0-1.8x faster, schedules.odd_chunks): 2048 wide at 4 warps, 4096 wide at
+    16 from 8192 (RMSNorm) or 16384 (LayerNorm) columns. Rows of whole pieces,
+    float32 and rows of up to 4096 columns keep their schedules."""
+    narrow, wide = {"BLOCK_N": 2048, "WARPS": 4}, {"BLOCK_N": 4096, "WARPS": 16}
+    for n, rms, ln in ((4097, narrow, narrow), (5001, narrow, narrow), (8191, narrow, narrow),
+                       (8196, wide, narrow), (16383, wide, narrow), (16388, wide, wide), (65537, wide, wide),
+                       (262143, wide, wide)):
+        for dt in ("bf16", "f16"):
+            assert schedules.rms_fwd(n, SMS, dtype=dt) == schedules.Launch("rmsnorm_fwd", rms), (n, dt)
+            assert schedules.ln_fwd(n, SMS, dtype=dt) == schedules.Launch("layernorm_fwd", ln), (n, dt)
+    assert [schedules.off_alignment(n, dt) for n, dt in ((8191, "bf16"), (8200, "bf16"), (8194, "f32"), (8196, "f32"))] \
+        == [True, False, True, False]
+    for n in (16384, 65536):
+        assert schedules.rms_fwd(n, SMS).kernel != "rmsnorm_fwd" and schedules.ln_fwd(n, SMS).kernel != "layernorm_fwd"
+    assert schedules.rms_fwd(8200, SMS).kernel == "rmsnorm_fwd_split"
+    assert schedules.rms_fwd(8191, SMS, dtype="f32") == schedules.Launch("rmsnorm_fwd", {"BLOCK_N": 4096, "WARPS": 8})
+    assert schedules.rms_fwd(3001, SMS).kernel == "rmsnorm_fwd_row"
 
 
 def test_float32_takes_the_settings_that_do_not_spill():
@@ -108,6 +132,7 @@ def test_float32_takes_the_settings_that_do_not_spill():
     (tests/lit/gpu/spills.test)."""
     for n in (4097, 8192):
         assert schedules.ln_fwd(n, SMS, dtype="f32") == schedules.Launch("layernorm_fwd", {"BLOCK_N": 2048, "WARPS": 16})
+    for n in (4104, 8192):
         assert schedules.ln_fwd(n, SMS, dtype="bf16").kernel == "layernorm_fwd_row"
     for n in (4097, 8192, 131073, 262144):
         ln = {dt: schedules.ln_bwd(n, m=32768, sms=SMS, dtype=dt) for dt in ("bf16", "f32")}
