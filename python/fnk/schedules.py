@@ -155,9 +155,10 @@ def off_alignment(n, dtype):
 
 
 def odd_chunks(n, wide_from):
-    """The forwards' chunks for bf16 rows off alignment wider than 4096
-    columns: the row in 2048-wide chunks at 4 warps, from `wide_from`
-    columns 4096 wide at 16 warps, read twice (the second time from L2). The
+    """The forwards' chunks for bf16 rows off alignment wider than 2048
+    columns: the row in 1024-wide chunks at 4 warps up to 4096 columns, 2048
+    wide at 4 warps above, from `wide_from` columns 4096 wide at 16 warps,
+    read twice (the second time from L2). The
     whole row in registers (rmsnorm_fwd_row, layernorm_fwd_row) or over a
     cluster (the splits) holds its elements' unaligned loads in flight at
     80-128 registers; the chunks hold a few. Backend v35, us, the schedule
@@ -165,15 +166,19 @@ def odd_chunks(n, wide_from):
 
     | rows x columns | RMSNorm | before | compile | LayerNorm | before | compile |
     |---|---|---|---|---|---|---|
+    | 22369x3001 | 125.4 | 162.3 | 170.9 | 144.9 | 194.6 | 315.5 |
     | 13421x5001 | 135.3 | 219.3 | 163.8 | 166.6 | 290.4 | 188.7 |
     | 8192x8191 | 110.6 | 137.1 | 108.5 | 135.2 | 160.0 | 146.6 |
     | 4096x16383 | 125.8 | 150.8 | 138.4 | 153.6 | 185.9 | 142.6 |
     | 1024x65537 | 160.4 | 192.9 | 195.9 | 195.2 | 360.7 | 243.5 |
     | 512x131071 | 159.9 | 161.4 | 143.7 | 192.7 | 206.1 | 200.3 |
 
-    At 4096x16383 the other width lost: RMSNorm in 2048-wide chunks 135.0,
-    LayerNorm in 4096-wide ones 161.7; so RMSNorm's wide chunks start at
-    8192 columns and LayerNorm's at 16384."""
+    The other widths lost: at 22369x3001 2048-wide chunks (RMSNorm 157.0),
+    at 4096x16383 RMSNorm in 2048-wide chunks 135.0 and LayerNorm in
+    4096-wide ones 161.7; so RMSNorm's wide chunks start at 8192 columns and
+    LayerNorm's at 16384."""
+    if n <= 4096:
+        return {"BLOCK_N": 1024, "WARPS": 4}
     return {"BLOCK_N": 2048, "WARPS": 4} if n < wide_from else {"BLOCK_N": 4096, "WARPS": 16}
 
 
@@ -194,12 +199,13 @@ def rms_fwd(n, sms=132, resident=None, dtype="bf16"):
     v20). bf16 ragged rows go over ragged_split's slices (split); those of
     16385-262143 columns it does not cover, in 4096-wide chunks at 16 warps
     (2684x25000 90.7 us against 101.9 over 4 x 8192; torch.compile 74.2;
-    backend v32)."""
+    backend v32). 16-bit rows off 16-byte alignment wider than 2048 columns
+    (an odd width, say) take chunks at every width (odd_chunks)."""
     if 256 < n <= 1024:
         return Launch("rmsnorm_fwd_rows", rows_tile(n, 8, elems=8192))
     if n <= 2048:
         return Launch("rmsnorm_fwd_rows", rows_tile(n, 4))
-    if n > 4096 and dtype != "f32" and off_alignment(n, dtype):
+    if dtype != "f32" and off_alignment(n, dtype):  # n > 2048 here
         return Launch("rmsnorm_fwd", odd_chunks(n, wide_from=8192))
     if n <= 8192 and not (dtype != "f32" and exact_split(n)):
         if dtype == "f32" and n > 4096:
@@ -372,10 +378,12 @@ def ln_fwd(n, sms=132, resident=None, dtype="bf16"):
     against 63.2 for 2 x 8192; torch.compile 53.0; 5461x12288 90.1 against
     90.6 over 6 x 2048), 4096 wide at 16 warps above. float32 rows
     of 4097-8192 columns take the 2048-wide chunks at 16 warps (32768x8192
-    566.1 us against 591.4 at 4 warps; backend v30)."""
+    566.1 us against 591.4 at 4 warps; backend v30). 16-bit rows off
+    16-byte alignment wider than 2048 columns take chunks at every width
+    (odd_chunks)."""
     if n <= 2048:
         return Launch("layernorm_fwd_rows", rows_tile(n, 4))
-    if n > 4096 and dtype != "f32" and off_alignment(n, dtype):
+    if dtype != "f32" and off_alignment(n, dtype):  # n > 2048 here
         return Launch("layernorm_fwd", odd_chunks(n, wide_from=16384))
     def clusters(c, b, warps, p, **more):
         # layernorm_fwd_split over P clusters of c CTAs of b columns

@@ -101,14 +101,15 @@ def test_float32_forward_of_4097_to_8192_columns_in_chunks():
 
 
 def test_rows_off_alignment_take_the_chunks():
-    """16-bit rows wider than 4096 columns that are not a whole number of
+    """16-bit rows wider than 2048 columns that are not a whole number of
     16-byte pieces (n % 8 != 0) take the forwards' chunks, read twice, in
     place of the whole row in registers or over a cluster (backend v35:
-    1.0-1.8x faster, schedules.odd_chunks): 2048 wide at 4 warps, 4096 wide at
-    16 from 8192 (RMSNorm) or 16384 (LayerNorm) columns. Rows of whole pieces,
-    float32 and rows of up to 4096 columns keep their schedules."""
-    narrow, wide = {"BLOCK_N": 2048, "WARPS": 4}, {"BLOCK_N": 4096, "WARPS": 16}
-    for n, rms, ln in ((4097, narrow, narrow), (5001, narrow, narrow), (8191, narrow, narrow),
+    1.0-1.8x faster, schedules.odd_chunks): 1024 wide at 4 warps up to 4096
+    columns, then 2048 wide at 4 warps, 4096 wide at 16 from 8192 (RMSNorm)
+    or 16384 (LayerNorm) columns. Rows of whole pieces, float32 and rows of
+    up to 2048 columns keep their schedules."""
+    short, narrow, wide = {"BLOCK_N": 1024, "WARPS": 4}, {"BLOCK_N": 2048, "WARPS": 4}, {"BLOCK_N": 4096, "WARPS": 16}
+    for n, rms, ln in ((2049, short, short), (3001, short, short), (4095, short, short), (4097, narrow, narrow), (5001, narrow, narrow), (8191, narrow, narrow),
                        (8196, wide, narrow), (16383, wide, narrow), (16388, wide, wide), (65537, wide, wide),
                        (262143, wide, wide)):
         for dt in ("bf16", "f16"):
@@ -120,7 +121,8 @@ def test_rows_off_alignment_take_the_chunks():
         assert schedules.rms_fwd(n, SMS).kernel != "rmsnorm_fwd" and schedules.ln_fwd(n, SMS).kernel != "layernorm_fwd"
     assert schedules.rms_fwd(8200, SMS).kernel == "rmsnorm_fwd_split"
     assert schedules.rms_fwd(8191, SMS, dtype="f32") == schedules.Launch("rmsnorm_fwd", {"BLOCK_N": 4096, "WARPS": 8})
-    assert schedules.rms_fwd(3001, SMS).kernel == "rmsnorm_fwd_row"
+    assert schedules.rms_fwd(3000, SMS).kernel == "rmsnorm_fwd_row"
+    assert schedules.rms_fwd(2047, SMS).kernel == "rmsnorm_fwd_rows"
 
 
 def test_float32_takes_the_settings_that_do_not_spill():
