@@ -155,14 +155,14 @@ def off_alignment(n, dtype):
 
 
 def odd_chunks(n, wide_from):
-    """The forwards' chunks for bf16 rows off alignment wider than 2048
-    columns: the row in 1024-wide chunks at 4 warps up to 4096 columns, 2048
-    wide at 4 warps above, from `wide_from` columns 4096 wide at 16 warps,
-    read twice (the second time from L2). The
-    whole row in registers (rmsnorm_fwd_row, layernorm_fwd_row) or over a
-    cluster (the splits) holds its elements' unaligned loads in flight at
-    80-128 registers; the chunks hold a few. Backend v35, us, the schedule
-    before beside it, and torch.compile in the same process:
+    """The forwards' chunks for 16-bit rows off alignment wider than 2048
+    columns, read twice (the second time from L2): 1024 wide at 4 warps up
+    to 4096 columns, 2048 wide at 4 warps above, and 4096 wide at 16 warps
+    from `wide_from` columns. The whole row in registers (rmsnorm_fwd_row,
+    layernorm_fwd_row) or over a cluster (the splits) holds its elements'
+    unaligned loads in flight at 80-128 registers; the chunks hold a few.
+    Backend v35 (bf16), us, the schedule before beside it, and torch.compile
+    in the same process:
 
     | rows x columns | RMSNorm | before | compile | LayerNorm | before | compile |
     |---|---|---|---|---|---|---|
