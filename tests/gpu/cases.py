@@ -56,6 +56,12 @@ def rmsnorm_cases(rng, M, N):
     for hints in (1, 2):
         yield ("bench/variants.fnk", "rms_fwd_chunks_hint", {"x": x, "w": w}, ["y", "rstd"], {"eps": 1e-5}, {},
                {"BLOCK_N": 256, "WARPS": 4, "HINTS": hints})
+    # The chunks shifted onto 16-byte boundaries (bench/variants.fnk, backend v35): every row of an odd N at
+    # its own shift, and rows of whole pieces at none.
+    yield ("bench/variants.fnk", "rms_fwd_shift", {"x": x, "w": w}, ["y", "rstd"], {"eps": 1e-5}, {},
+           {"BLOCK_N": 256, "WARPS": 4})
+    yield ("bench/variants.fnk", "ln_fwd_shift", {"x": x + 20.0, "w": w, "b": b}, ["y", "mean", "rstd"],
+           {"eps": 1e-5}, {}, {"BLOCK_N": 256, "WARPS": 4})
     if N <= 8192:  # the persistent forwards whose rows arrive by bulk copies (full rows and padded ones)
         blk = max(256, 1 << (N - 1).bit_length())
         # The whole-row forward (fnk.torch's from 4097 to 8192 columns), asking L2 for the row 5 CTAs ahead.
