@@ -59,7 +59,7 @@ def test_rms_fwd_chunks_hint(var, n, hints):
 @pytest.mark.parametrize("n", [7, 130, 1003])
 @pytest.mark.parametrize("vec", [8, 4])
 def test_norm_fwd_shift(var, n, vec):
-    """rms_fwd_shift and ln_fwd_shift: chunks walked from column -(row * N) % VEC, so that every row's
+    """rms_fwd_shift, rms_fwd_row_shift and ln_fwd_shift: chunks (or the row's one tile) walked from column -(row * N) % VEC, so that every row's
     columns below 0 fall in its first chunk, masked out (rows of odd width start at every shift)."""
     m = 9
     x, w, b = rows(m, n, n + vec)
@@ -69,6 +69,10 @@ def test_norm_fwd_shift(var, n, vec):
     r64 = 1 / np.sqrt((x64 * x64).mean(axis=1) + 1e-6)
     close(rstd, r64, "rms rstd")
     close(y, x64 * r64[:, None] * w, "rms y")
+    y, rstd = np.full_like(x, np.nan), np.full(m, np.nan, np.float32)
+    var.rms_fwd_row_shift(x, w, y, rstd, eps=1e-6, BLOCK_N=2048, WARPS=2, VEC=vec, T="f32")
+    close(rstd, r64, "rms row rstd")
+    close(y, x64 * r64[:, None] * w, "rms row y")
     y, mean, rstd = np.full_like(x, np.nan), np.full(m, np.nan, np.float32), np.full(m, np.nan, np.float32)
     var.ln_fwd_shift(x, w, b, y, mean, rstd, eps=1e-5, BLOCK_N=64, WARPS=2, VEC=vec, T="f32")
     mu64 = x64.mean(axis=1)

@@ -62,6 +62,9 @@ def rmsnorm_cases(rng, M, N):
            {"BLOCK_N": 256, "WARPS": 4})
     yield ("bench/variants.fnk", "ln_fwd_shift", {"x": x + 20.0, "w": w, "b": b}, ["y", "mean", "rstd"],
            {"eps": 1e-5}, {}, {"BLOCK_N": 256, "WARPS": 4})
+    if N <= 8185:
+        yield ("bench/variants.fnk", "rms_fwd_row_shift", {"x": x, "w": w}, ["y", "rstd"], {"eps": 1e-5}, {},
+               {"BLOCK_N": max(256, 1 << (N + 6).bit_length())})
     if N <= 8192:  # the persistent forwards whose rows arrive by bulk copies (full rows and padded ones)
         blk = max(256, 1 << (N - 1).bit_length())
         # The whole-row forward (fnk.torch's from 4097 to 8192 columns), asking L2 for the row 5 CTAs ahead.
