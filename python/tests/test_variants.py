@@ -80,3 +80,27 @@ def test_norm_fwd_shift(var, n, vec):
     close(mean, mu64, "ln mean")
     close(rstd, r64, "ln rstd")
     close(y, (x64 - mu64[:, None]) * r64[:, None] * w + b, "ln y")
+
+
+@pytest.mark.parametrize("n", [7, 1003, 300])
+def test_rms_bwd_split_acc_shift(var, n):
+    """rms_bwd_split_acc_shift: clusters whose slices start (pid * N) % VEC columns early (P a multiple of
+    VEC, so every row a cluster walks has that shift); dx per row, dw's column sums over the R rows of
+    dw_acc (which the kernel adds to: zeros on entry here), against float64."""
+    m, R = 37, 3
+    x, w, _ = rows(m, n, 7 * n)
+    dy = np.random.default_rng(n).standard_normal((m, n)).astype(np.float32)
+    x64, dy64, w64 = x.astype(np.float64), dy.astype(np.float64), w.astype(np.float64)
+    r64 = 1 / np.sqrt((x64 * x64).mean(axis=1) + 1e-6)
+    rstd = r64.astype(np.float32)
+    dx, acc = np.full_like(x, np.nan), np.zeros((R, n), np.float32)
+    cluster = 8 if n > 500 else 4  # N + VEC - 1 columns over CLUSTER slices of 128
+    var.rms_bwd_split_acc_shift(x, w, dy, rstd, dx, acc, BLOCK_N=128, CLUSTER=cluster, WARPS=2, L2=0, P=8, VEC=8,
+                                T="f32")
+    g = dy64 * w64
+    k = (g * x64).sum(axis=1) * r64 ** 3 / n
+    close(dx, g * r64[:, None] - x64 * k[:, None], "dx")
+    close(acc.sum(axis=0), (dy64 * x64 * r64[:, None]).sum(axis=0), "dw")
+    with pytest.raises(fnk.ArgumentError, match="P % VEC == 0"):  # rows of one cluster at different shifts
+        var.rms_bwd_split_acc_shift(x, w, dy, rstd, dx, acc, BLOCK_N=128, CLUSTER=cluster, WARPS=2, L2=0, P=6,
+                                    VEC=8, T="f32")

@@ -111,6 +111,11 @@ def split_cases(x, w, dy, cluster, min_block, fwd_p):
     # Three clusters adding their partials into two rows of sums (fnk run zeroes an atomically added output).
     yield ("stdlib/norm/rmsnorm.fnk", "rmsnorm_bwd_split_acc", {"x": x, "w": w, "dy": dy, "rstd": _rstd(x)},
            ["dx", "dw_acc"], {}, {"R": 2}, {**split, "P": 3})
+    # Its clusters' slices shifted onto 16-byte boundaries (bench/variants.fnk, backend v35): 8 clusters, so
+    # that every shift of a row of odd width comes up.
+    shifted = {**split, "BLOCK_N": max(min_block, 1 << (cdiv(N + 7, cluster) - 1).bit_length())}
+    yield ("bench/variants.fnk", "rms_bwd_split_acc_shift", {"x": x, "w": w, "dy": dy, "rstd": _rstd(x)},
+           ["dx", "dw_acc"], {}, {"R": 2}, {**shifted, "P": 8})
     b = np.random.default_rng(x.shape[-1]).standard_normal(x.shape[-1])
     # w and b held, and read per row at two CTAs per SM (fnk.torch's for 6144 columns and rows that fill clusters).
     for per_row in ({}, {"HOLD": "false", "CTAS": 2}):
