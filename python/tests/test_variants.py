@@ -104,3 +104,27 @@ def test_rms_bwd_split_acc_shift(var, n):
     with pytest.raises(fnk.ArgumentError, match="P % VEC == 0"):  # rows of one cluster at different shifts
         var.rms_bwd_split_acc_shift(x, w, dy, rstd, dx, acc, BLOCK_N=128, CLUSTER=cluster, WARPS=2, L2=0, P=6,
                                     VEC=8, T="f32")
+
+
+@pytest.mark.parametrize("n", [7, 1003])
+@pytest.mark.parametrize("ws", [0, 1])
+def test_ln_bwd_split_acc_shift(var, n, ws):
+    """ln_bwd_split_acc_shift, as test_rms_bwd_split_acc_shift: dx, and dw and db summed over dw_acc's and
+    db_acc's rows, against float64 (w's slice in registers and in shared memory)."""
+    m, R = 37, 3
+    x, w, _ = rows(m, n, 11 * n)
+    dy = np.random.default_rng(n + 1).standard_normal((m, n)).astype(np.float32)
+    x64, dy64, w64 = x.astype(np.float64), dy.astype(np.float64), w.astype(np.float64)
+    mu64 = x64.mean(axis=1)
+    r64 = 1 / np.sqrt(x64.var(axis=1) + 1e-5)
+    dx = np.full_like(x, np.nan)
+    dw, db = np.zeros((R, n), np.float32), np.zeros((R, n), np.float32)
+    var.ln_bwd_split_acc_shift(x, w, dy, mu64.astype(np.float32), r64.astype(np.float32), dx, dw, db,
+                               BLOCK_N=128, CLUSTER=8 if n > 500 else 4, WARPS=2, L2=0, WS=ws, P=8, VEC=8, T="f32")
+    xhat = (x64 - mu64[:, None]) * r64[:, None]
+    g = dy64 * w64
+    a = (g * xhat).mean(axis=1)
+    c = g.mean(axis=1)
+    close(dx, r64[:, None] * (g - xhat * a[:, None] - c[:, None]), "dx")
+    close(dw.sum(axis=0), (dy64 * xhat).sum(axis=0), "dw")
+    close(db.sum(axis=0), dy64.sum(axis=0), "db")

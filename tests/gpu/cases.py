@@ -128,6 +128,8 @@ def split_cases(x, w, dy, cluster, min_block, fwd_p):
         yield ("stdlib/norm/layernorm.fnk", "layernorm_bwd_split_acc",
                {"x": x, "w": w, "dy": dy, "mean": mu, "rstd": r}, ["dx", "dw_acc", "db_acc"], {}, {"R": 2},
                {**split, "P": 3, "PF": pf, "WS": ws})
+    yield ("bench/variants.fnk", "ln_bwd_split_acc_shift", {"x": x, "w": w, "dy": dy, "mean": mu, "rstd": r},
+           ["dx", "dw_acc", "db_acc"], {}, {"R": 2}, {**shifted, "P": 8})
     # Its deterministic form (fnk.torch under torch.use_deterministic_algorithms): one stored row per cluster CTA.
     for pf, ws in ((1, 0), (1, 1)):
         yield ("stdlib/norm/layernorm.fnk", "layernorm_bwd_split",
