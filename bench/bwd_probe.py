@@ -13,6 +13,11 @@ float32. Rounds alternate the cases, so a drifting clock shows as spread.
 A case's consts are as bench/fwd_probe.py takes them; the lowercase keys
 per_sm, cluster and grid set the Launch's fields (schedules.Launch), e.g.
     --case 20000:rmsnorm_bwd_split_acc:BLOCK_N=4096,CLUSTER=5,WARPS=8,per_sm=8,cluster=5
+A kernel named var.NAME is bench/variants.fnk's NAME, called as fnk.torch
+calls the stdlib kernel its name ends like (*_split_acc: into zeroed rows of
+sums); a case that sets a VEC const gets its P rounded down to a multiple
+of VEC (the shifted splits' rule), e.g.
+    --case 65537:var.rms_bwd_shift_split_acc:BLOCK_N=8192,CLUSTER=9,WARPS=16,VEC=8,per_sm=8,cluster=9
 """
 import argparse
 import sys
@@ -24,7 +29,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench  # noqa: E402
 from fwd_probe import parse_case  # noqa: E402
 
-import fnk.torch as fnk_torch  # noqa: E402  (bench puts python/ on the path)
+import fnk  # noqa: E402  (bench puts python/ on the path)
+import fnk.torch as fnk_torch  # noqa: E402
 from fnk import schedules  # noqa: E402
 
 FIELDS = ("per_sm", "cluster", "grid")  # Launch's fields besides kernel and consts
@@ -33,6 +39,26 @@ FIELDS = ("per_sm", "cluster", "grid")  # Launch's fields besides kernel and con
 def as_launch(kernel, consts):
     return schedules.Launch(kernel, {k: v for k, v in consts.items() if k not in FIELDS},
                             **{k: v for k, v in consts.items() if k in FIELDS})
+
+
+class WithVariants:
+    """fnk.torch's stdlib module `lib` with bench/variants.fnk's kernels beside it, as var.NAME."""
+
+    def __init__(self, lib, var):
+        self._lib, self._var = lib, var
+
+    def __getattr__(self, name):
+        if not name.startswith("var."):
+            return getattr(self._lib, name)
+        kernel = getattr(self._var, name[4:])
+
+        def call(*args, P=None, VEC=None, **consts):
+            if VEC is not None:
+                consts["VEC"] = VEC
+                if P is not None:
+                    P = max(VEC, P - P % VEC)
+            return kernel(*args, **consts, **({} if P is None else {"P": P}))
+        return call
 
 
 def schedule(name, own, launch):
@@ -55,6 +81,10 @@ def main():
     name = "ln_bwd" if a.norm == "ln" else "rms_bwd"
     own = getattr(schedules, name)
     fnk_f, ref_f = bench.IMPLS[a.norm]
+    if any(k.startswith("var.") for _, (k, _) in a.case):
+        module = "layernorm" if a.norm == "ln" else "rmsnorm"
+        var = fnk.load(bench.REPO / "bench" / "variants.fnk")
+        fnk_torch._modules[module] = WithVariants(fnk_torch._module(module), var)
     print(bench.device_id(), flush=True)
     worst = 0.0
     for m, n in (tuple(int(v) for v in s.split("x")) for s in a.shape):

@@ -83,8 +83,8 @@ def test_norm_fwd_shift(var, n, vec):
 
 
 @pytest.mark.parametrize("n", [7, 1003, 300])
-def test_rms_bwd_split_acc_shift(var, n):
-    """rms_bwd_split_acc_shift: clusters whose slices start (pid * N) % VEC columns early (P a multiple of
+def test_rms_bwd_shift_split_acc(var, n):
+    """rms_bwd_shift_split_acc: clusters whose slices start (pid * N) % VEC columns early (P a multiple of
     VEC, so every row a cluster walks has that shift); dx per row, dw's column sums over the R rows of
     dw_acc (which the kernel adds to: zeros on entry here), against float64."""
     m, R = 37, 3
@@ -95,21 +95,21 @@ def test_rms_bwd_split_acc_shift(var, n):
     rstd = r64.astype(np.float32)
     dx, acc = np.full_like(x, np.nan), np.zeros((R, n), np.float32)
     cluster = 8 if n > 500 else 4  # N + VEC - 1 columns over CLUSTER slices of 128
-    var.rms_bwd_split_acc_shift(x, w, dy, rstd, dx, acc, BLOCK_N=128, CLUSTER=cluster, WARPS=2, L2=0, P=8, VEC=8,
+    var.rms_bwd_shift_split_acc(x, w, dy, rstd, dx, acc, BLOCK_N=128, CLUSTER=cluster, WARPS=2, L2=0, P=8, VEC=8,
                                 T="f32")
     g = dy64 * w64
     k = (g * x64).sum(axis=1) * r64 ** 3 / n
     close(dx, g * r64[:, None] - x64 * k[:, None], "dx")
     close(acc.sum(axis=0), (dy64 * x64 * r64[:, None]).sum(axis=0), "dw")
     with pytest.raises(fnk.ArgumentError, match="P % VEC == 0"):  # rows of one cluster at different shifts
-        var.rms_bwd_split_acc_shift(x, w, dy, rstd, dx, acc, BLOCK_N=128, CLUSTER=cluster, WARPS=2, L2=0, P=6,
+        var.rms_bwd_shift_split_acc(x, w, dy, rstd, dx, acc, BLOCK_N=128, CLUSTER=cluster, WARPS=2, L2=0, P=6,
                                     VEC=8, T="f32")
 
 
 @pytest.mark.parametrize("n", [7, 1003])
 @pytest.mark.parametrize("ws", [0, 1])
-def test_ln_bwd_split_acc_shift(var, n, ws):
-    """ln_bwd_split_acc_shift, as test_rms_bwd_split_acc_shift: dx, and dw and db summed over dw_acc's and
+def test_ln_bwd_shift_split_acc(var, n, ws):
+    """ln_bwd_shift_split_acc, as test_rms_bwd_shift_split_acc: dx, and dw and db summed over dw_acc's and
     db_acc's rows, against float64 (w's slice in registers and in shared memory)."""
     m, R = 37, 3
     x, w, _ = rows(m, n, 11 * n)
@@ -119,7 +119,7 @@ def test_ln_bwd_split_acc_shift(var, n, ws):
     r64 = 1 / np.sqrt(x64.var(axis=1) + 1e-5)
     dx = np.full_like(x, np.nan)
     dw, db = np.zeros((R, n), np.float32), np.zeros((R, n), np.float32)
-    var.ln_bwd_split_acc_shift(x, w, dy, mu64.astype(np.float32), r64.astype(np.float32), dx, dw, db,
+    var.ln_bwd_shift_split_acc(x, w, dy, mu64.astype(np.float32), r64.astype(np.float32), dx, dw, db,
                                BLOCK_N=128, CLUSTER=8 if n > 500 else 4, WARPS=2, L2=0, WS=ws, P=8, VEC=8, T="f32")
     xhat = (x64 - mu64[:, None]) * r64[:, None]
     g = dy64 * w64

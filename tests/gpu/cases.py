@@ -114,7 +114,7 @@ def split_cases(x, w, dy, cluster, min_block, fwd_p):
     # Its clusters' slices shifted onto 16-byte boundaries (bench/variants.fnk, backend v35): 8 clusters, so
     # that every shift of a row of odd width comes up.
     shifted = {**split, "BLOCK_N": max(min_block, 1 << (cdiv(N + 7, cluster) - 1).bit_length())}
-    yield ("bench/variants.fnk", "rms_bwd_split_acc_shift", {"x": x, "w": w, "dy": dy, "rstd": _rstd(x)},
+    yield ("bench/variants.fnk", "rms_bwd_shift_split_acc", {"x": x, "w": w, "dy": dy, "rstd": _rstd(x)},
            ["dx", "dw_acc"], {}, {"R": 2}, {**shifted, "P": 8})
     b = np.random.default_rng(x.shape[-1]).standard_normal(x.shape[-1])
     # w and b held, and read per row at two CTAs per SM (fnk.torch's for 6144 columns and rows that fill clusters).
@@ -128,7 +128,7 @@ def split_cases(x, w, dy, cluster, min_block, fwd_p):
         yield ("stdlib/norm/layernorm.fnk", "layernorm_bwd_split_acc",
                {"x": x, "w": w, "dy": dy, "mean": mu, "rstd": r}, ["dx", "dw_acc", "db_acc"], {}, {"R": 2},
                {**split, "P": 3, "PF": pf, "WS": ws})
-    yield ("bench/variants.fnk", "ln_bwd_split_acc_shift", {"x": x, "w": w, "dy": dy, "mean": mu, "rstd": r},
+    yield ("bench/variants.fnk", "ln_bwd_shift_split_acc", {"x": x, "w": w, "dy": dy, "mean": mu, "rstd": r},
            ["dx", "dw_acc", "db_acc"], {}, {"R": 2}, {**shifted, "P": 8})
     # Its deterministic form (fnk.torch under torch.use_deterministic_algorithms): one stored row per cluster CTA.
     for pf, ws in ((1, 0), (1, 1)):
