@@ -55,7 +55,8 @@ options:
                          alignment (rows whose width is not a multiple of 16
                          bytes): stores joined across lanes into whole 16-byte
                          stores, and whole chunks read and written element by
-                         element without per-element bounds tests; costs
+                         element without per-element bounds tests (16-bit
+                         loads by the 4-byte words that cover them); costs
                          registers where rows are aligned. The JIT picks it
                          per launch.
   --resource-usage       with a GPU --emit: print the assembler's report of the

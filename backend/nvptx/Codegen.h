@@ -25,7 +25,8 @@ struct TargetOptions {
   /// lie off alignment join them across lanes (joinedStore) instead of
   /// storing them element by element, and the element-by-element form of a
   /// vector access skips the per-element bounds tests in chunks that are
-  /// wholly valid (elementsOf). The JIT sets it for a launch with a tensor
+  /// wholly valid (elementsOf; 16-bit loads by the words that cover them:
+  /// wordsOf). The JIT sets it for a launch with a tensor
   /// off 16 bytes (rt::launchVariant), since it costs aligned launches
   /// registers. FNK_UNALIGNED=1 sets it everywhere (fnkc too), =0 nowhere.
   bool unaligned = false;

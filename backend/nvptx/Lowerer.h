@@ -92,7 +92,7 @@ public:
   const ir::Operation* decidedIf = nullptr;
   bool decidedThen = false;
   /// TargetOptions::unaligned (after FNK_UNALIGNED): code for tensors off
-  /// 16-byte alignment (joinedStore, elementsOf).
+  /// 16-byte alignment (joinedStore, elementsOf, wordsOf).
   bool unaligned = false;
 
   // --- types and small helpers (Lowerer.cpp) --------------------------------
