@@ -274,6 +274,15 @@ Way wayTo(Lowerer& L, llvm::BasicBlock* bb, llvm::BasicBlock* to,
   L.b.CreateBr(to);
   return Way{std::move(v), end};
 }
+
+// Every chunk's `vector(c)`, one after another (the fast path's block), and
+// their values in chunk order.
+std::vector<llvm::Value*> everyChunk(const ChunkPlan& plan, const ChunkEmitter& vector) {
+  std::vector<llvm::Value*> v;
+  for (int64_t c = 0; c < plan.chunks; ++c)
+    for (llvm::Value* x : vector(c)) v.push_back(x);
+  return v;
+}
 }  // namespace
 
 static std::vector<llvm::Value*> emitChunked(Lowerer& L, const ChunkPlan& plan, const std::string& tag,
@@ -287,12 +296,7 @@ static std::vector<llvm::Value*> emitChunked(Lowerer& L, const ChunkPlan& plan, 
     llvm::BasicBlock* slowBB = block("t.slow");
     joinBB = block("t.done");
     b.CreateCondBr(L.andAll(plan.allOk, plan.allAligned(L)), fastBB, slowBB);
-    whole.push_back(wayTo(L, fastBB, joinBB, [&] {
-      std::vector<llvm::Value*> v;
-      for (int64_t c = 0; c < plan.chunks; ++c)
-        for (llvm::Value* x : vector(c)) v.push_back(x);
-      return v;
-    }));
+    whole.push_back(wayTo(L, fastBB, joinBB, [&] { return everyChunk(plan, vector); }));
     b.SetInsertPoint(slowBB);
   }
   std::vector<llvm::Value*> slowAll;
@@ -358,7 +362,7 @@ static void emitWarpChunked(Lowerer& L, const ChunkPlan& plan, const std::string
   llvm::BasicBlock* doneBB = block("t.done");
   b.CreateCondBr(fast, fastBB, joinedBB);
   b.SetInsertPoint(fastBB);
-  for (int64_t c = 0; c < plan.chunks; ++c) vector(c);
+  everyChunk(plan, vector);
   b.CreateBr(doneBB);
   b.SetInsertPoint(joinedBB);
   for (int64_t c = 0; c < plan.chunks; ++c) joined(c);
