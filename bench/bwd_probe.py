@@ -15,9 +15,9 @@ per_sm, cluster and grid set the Launch's fields (schedules.Launch), e.g.
     --case 20000:rmsnorm_bwd_split_acc:BLOCK_N=4096,CLUSTER=5,WARPS=8,per_sm=8,cluster=5
 A kernel named var.NAME is bench/variants.fnk's NAME, called as fnk.torch
 calls the stdlib kernel its name ends like (*_split_acc: into zeroed rows of
-sums); a case that sets a VEC const gets its P rounded down to a multiple
-of VEC (the shifted splits' rule), e.g.
-    --case 65537:var.rms_bwd_shift_split_acc:BLOCK_N=8192,CLUSTER=9,WARPS=16,VEC=8,per_sm=8,cluster=9
+sums). A case that sets VEC gets its P rounded down to a multiple of VEC, as
+fnk.torch's own shifted splits do (schedules.partial_rows), e.g.
+    --case 65537:rmsnorm_bwd_split_acc:BLOCK_N=8192,CLUSTER=9,WARPS=16,VEC=8,per_sm=8,cluster=9
 """
 import argparse
 import sys
@@ -50,15 +50,7 @@ class WithVariants:
     def __getattr__(self, name):
         if not name.startswith("var."):
             return getattr(self._lib, name)
-        kernel = getattr(self._var, name[4:])
-
-        def call(*args, P=None, VEC=None, **consts):
-            if VEC is not None:
-                consts["VEC"] = VEC
-                if P is not None:
-                    P = max(VEC, P - P % VEC)
-            return kernel(*args, **consts, **({} if P is None else {"P": P}))
-        return call
+        return getattr(self._var, name[4:])
 
 
 def schedule(name, own, launch):

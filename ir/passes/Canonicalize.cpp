@@ -202,6 +202,9 @@ private:
           if (isConstant(op.operand(0), 1)) return sameAsResult(op.operand(1));
         }
         break;
+      case OpKind::Cmp:
+        if (Value* v = foldRangeCmp(b, it)) return v;
+        break;
       case OpKind::Select:  // a constant condition picks one side
         if (isConstant(op.operand(0), 1)) return sameAsResult(op.operand(1));
         if (isConstant(op.operand(0), 0)) return sameAsResult(op.operand(2));
@@ -221,6 +224,31 @@ private:
     DType t = op.operand(0)->type().dtype;
     std::optional<Attr> r = isInt(t) ? foldInt(op, t, a->i, bv.i) : foldFloat(op, t, a->f, bv.f);
     return r ? makeConstant(b, it, *r) : nullptr;
+  }
+
+  /// A comparison of a tile.arange {start, end} with an integer constant
+  /// that holds for every element, or for none (the shifted walks' `cols >=
+  /// 0` on a walk that starts at column 0: std.norm.common's shift_start).
+  Value* foldRangeCmp(Block& b, Block::OpList::iterator it) {
+    Operation& op = **it;
+    const Operation* def = op.operand(0)->definingOp();
+    std::optional<Num> c = constantValue(op.operand(1));
+    if (!def || def->kind() != OpKind::Arange || !c || !isInt(op.operand(1)->type().dtype)) return nullptr;
+    const Attr* start = def->attrs().get("start");
+    const Attr* end = def->attrs().get("end");
+    if (!start || !end || !std::holds_alternative<int64_t>(*start) || !std::holds_alternative<int64_t>(*end))
+      return nullptr;
+    int64_t lo = std::get<int64_t>(*start), hi = std::get<int64_t>(*end) - 1;
+    if (hi < lo) return nullptr;
+    const std::string& pred = op.attrs().getStr("pred");
+    auto holds = [&](int64_t v) { return std::get<bool>(cmpResult(pred, v, c->i)); };
+    // Every predicate but eq and ne is monotone in v, so the two ends decide it.
+    if (pred == "eq" || pred == "ne") {
+      if (c->i >= lo && c->i <= hi) return lo == hi ? makeConstant(b, it, holds(lo)) : nullptr;
+      return makeConstant(b, it, pred == "ne");
+    }
+    if (holds(lo) == holds(hi)) return makeConstant(b, it, holds(lo));
+    return nullptr;
   }
 
   /// tile.cast of a constant, with the interpreter's conversion.

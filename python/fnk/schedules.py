@@ -154,32 +154,66 @@ def off_alignment(n, dtype):
     return n * (4 if dtype == "f32" else 2) % 16 != 0
 
 
-def odd_chunks(n, wide_from):
+# 16-bit elements per 16-byte piece: the shift of rows off alignment (VEC of
+# rmsnorm_fwd, layernorm_fwd and the accumulating splits; std.norm.common's
+# shift_start).
+SHIFT_VEC = 8
+
+
+def odd_chunks(n, short_to, wide_from):
     """The forwards' chunks for 16-bit rows off alignment wider than 2048
-    columns, read twice (the second time from L2): 1024 wide at 4 warps up
-    to 4096 columns, 2048 wide at 4 warps above, and 4096 wide at 16 warps
-    from `wide_from` columns. The whole row in registers (rmsnorm_fwd_row,
-    layernorm_fwd_row) or over a cluster (the splits) holds its elements'
-    unaligned loads in flight at 80-128 registers; the chunks hold a few.
-    Backend v35 (bf16), us, the schedule before beside it, and torch.compile
-    in the same process:
+    columns, shifted onto 16-byte boundaries (VEC = 8: row r's walk starts
+    (r * n) % 8 columns early, so x and y move in whole 16-byte pieces but at
+    the row's two ends) and read twice, the second time from L2: 1024 wide
+    at 4 warps up to `short_to` columns, 2048 wide at 4 warps above, and
+    4096 wide at 16 warps from `wide_from` columns. The whole row in
+    registers (rmsnorm_fwd_row, layernorm_fwd_row) or over a cluster (the
+    splits) holds its elements' unaligned loads in flight at 80-128
+    registers; the chunks hold a few. Backend v36 (bf16), us, v35's unshifted
+    chunks beside it, and torch.compile in the same process:
 
-    | rows x columns | RMSNorm | before | compile | LayerNorm | before | compile |
+    | rows x columns | RMSNorm | v35 | compile | LayerNorm | v35 | compile |
     |---|---|---|---|---|---|---|
-    | 22369x3001 | 125.4 | 162.3 | 170.9 | 144.9 | 194.6 | 315.5 |
-    | 13421x5001 | 135.3 | 219.3 | 163.8 | 166.6 | 290.4 | 188.7 |
-    | 8192x8191 | 110.6 | 137.1 | 108.5 | 135.2 | 160.0 | 146.6 |
-    | 4096x16383 | 125.8 | 150.8 | 138.4 | 153.6 | 185.9 | 142.6 |
-    | 1024x65537 | 160.4 | 192.9 | 195.9 | 195.2 | 360.7 | 243.5 |
-    | 512x131071 | 159.9 | 161.4 | 143.7 | 192.7 | 206.1 | 200.3 |
+    | 22369x3001 | 92.7 | 125.0 | 170.7 | 125.0 | 145.0 | 315.7 |
+    | 13421x5001 | 85.0 | 134.6 | 164.6 | 113.0 | 166.8 | 189.5 |
+    | 8000x7001 | 76.4 | | 127.5 | | | |
+    | 8192x8191 | 95.1 | 109.3 | 107.5 | 115.2 | 134.8 | 145.1 |
+    | 4096x16383 | 102.3 | 125.5 | 138.0 | 128.8 | 153.2 | 140.8 |
+    | 1024x65537 | 114.0 | 159.4 | 194.2 | 140.4 | 194.5 | 243.6 |
+    | 512x131071 | 111.9 | 158.8 | 142.9 | 166.1 | 191.9 | 199.5 |
 
-    The other widths lost: at 22369x3001 2048-wide chunks (RMSNorm 157.0),
-    at 4096x16383 RMSNorm in 2048-wide chunks 135.0 and LayerNorm in
-    4096-wide ones 161.7; so RMSNorm's wide chunks start at 8192 columns and
-    LayerNorm's at 16384."""
-    if n <= 4096:
-        return {"BLOCK_N": 1024, "WARPS": 4}
-    return {"BLOCK_N": 2048, "WARPS": 4} if n < wide_from else {"BLOCK_N": 4096, "WARPS": 16}
+    The other widths lost: 1024-wide chunks at 8192x8191 (RMSNorm 99.0) and
+    at 4096x16383 (LayerNorm 147.5); 2048-wide ones at 13421x5001 (RMSNorm
+    110.9, LayerNorm 165.5), 8000x7001 (RMSNorm 85.8), 8192x8191 (LayerNorm
+    131.0) and 1024x65537 (115.8, 189.6); 4096-wide ones at 8192x8191
+    (RMSNorm 122.4 at 8 warps, 141.1 at 16) and 4096x16383 (LayerNorm
+    153.2); RMSNorm's 2048-wide ones there (114.7). So RMSNorm's chunks grow
+    past 7168 and 8192 columns, LayerNorm's past 8192 and 16384."""
+    if n <= short_to:
+        return {"BLOCK_N": 1024, "WARPS": 4, "VEC": SHIFT_VEC}
+    if n < wide_from:
+        return {"BLOCK_N": 2048, "WARPS": 4, "VEC": SHIFT_VEC}
+    return {"BLOCK_N": 4096, "WARPS": 16, "VEC": SHIFT_VEC}
+
+
+def shifted_split(launch, n, dtype):
+    """An accumulating split backward (*_split_acc) for 16-bit rows off
+    alignment with its clusters' slices shifted onto 16-byte boundaries
+    (VEC = 8: std.norm.common's split_cols), where they have room for the
+    shift (n + 7 <= CLUSTER * BLOCK_N); P then becomes a multiple of 8
+    (partial_rows), so that every row a cluster walks has one shift.
+    Backend v36, 1024x65537 bf16 over 9 x 8192 columns: RMSNorm 385 us
+    against 480 unshifted (torch.compile 352), LayerNorm 474 against 603
+    (346); over clusters of two, 4096x12001 (2 x 8192, P = 64 for 66)
+    RMSNorm 185 against 213 (238), LayerNorm 212 against 239 (248), and
+    8192x5001 (2 x 4096) RMSNorm 191 against 211 (240). Rows without room
+    keep their slices: a third CTA for the shift lost (8192x8191 RMSNorm 420
+    us over 3 x 4096 against 212)."""
+    c, b = launch.consts.get("CLUSTER", 0), launch.consts.get("BLOCK_N", 0)
+    if (dtype == "f32" or not off_alignment(n, dtype) or not launch.kernel.endswith("_split_acc")
+            or n + SHIFT_VEC - 1 > c * b):
+        return launch
+    return launch._replace(consts={**launch.consts, "VEC": SHIFT_VEC})
 
 
 def rms_fwd(n, sms=132, resident=None, dtype="bf16"):
@@ -206,7 +240,7 @@ def rms_fwd(n, sms=132, resident=None, dtype="bf16"):
     if n <= 2048:
         return Launch("rmsnorm_fwd_rows", rows_tile(n, 4))
     if dtype != "f32" and off_alignment(n, dtype):  # n > 2048 here
-        return Launch("rmsnorm_fwd", odd_chunks(n, wide_from=8192))
+        return Launch("rmsnorm_fwd", odd_chunks(n, short_to=7168, wide_from=8192))
     if n <= 8192 and not (dtype != "f32" and exact_split(n)):
         if dtype == "f32" and n > 4096:
             return Launch("rmsnorm_fwd", {"BLOCK_N": 4096, "WARPS": 8})
@@ -289,7 +323,7 @@ def rms_bwd(n, resident=None, m=None, sms=132, dtype="bf16", deterministic=False
     thread (2 x 4096 columns, 8 warps; 5 x 1024, 2 warps), ptxas is asked for
     them (CTAS), as it happens to meet them unasked for the accumulating
     kernel (asked for 8 CTAs of 8 warps, 3 x 4096 spilled 628 bytes)."""
-    launch = _rms_bwd(n, resident, m, sms, dtype)
+    launch = shifted_split(_rms_bwd(n, resident, m, sms, dtype), n, dtype)
     if deterministic and launch.kernel == "rmsnorm_bwd_split_acc":
         # per_sm CTAs at 128 registers a thread, what the accumulating kernel takes unasked
         fits = launch.per_sm * 32 * launch.consts["WARPS"] * 128 <= REGS_PER_SM
@@ -384,7 +418,7 @@ def ln_fwd(n, sms=132, resident=None, dtype="bf16"):
     if n <= 2048:
         return Launch("layernorm_fwd_rows", rows_tile(n, 4))
     if dtype != "f32" and off_alignment(n, dtype):  # n > 2048 here
-        return Launch("layernorm_fwd", odd_chunks(n, wide_from=16384))
+        return Launch("layernorm_fwd", odd_chunks(n, short_to=8192, wide_from=16384))
     def clusters(c, b, warps, p, **more):
         # layernorm_fwd_split over P clusters of c CTAs of b columns
         return Launch("layernorm_fwd_split", {"BLOCK_N": b, "CLUSTER": c, "WARPS": warps, "P": max(1, p), **more})
@@ -459,7 +493,7 @@ def ln_bwd(n, m=None, sms=132, dtype="bf16", deterministic=False):
     135.5 us, 10922x6144 130.0, 6553x10240 129.4, 5461x12288 140.9, against
     192.7, 157.1, 234.4, 201.5 padded). deterministic: the split stores its
     partial rows instead (layernorm_bwd_split), as rms_bwd's."""
-    launch = _ln_bwd(n, m, sms, dtype)
+    launch = shifted_split(_ln_bwd(n, m, sms, dtype), n, dtype)
     return _storing(launch) if deterministic and launch.kernel == "layernorm_bwd_split_acc" else launch
 
 
@@ -504,11 +538,14 @@ def partial_rows(m, sms, launch):
     2048 rows the split takes 128 clusters of 16 rows, not 132 of which 68
     take a 16th: 30.14-30.82 us (mean 30.42) against 30.34-30.88 (mean
     30.60), lower in 7 of 8 rounds (bench/split_probe.py --grid-p, backend
-    v20)."""
+    v20). A shifted split (shifted_split) rounds P down to a multiple of its
+    VEC, to VEC at least: below VEC rows, some clusters walk none."""
     p = max(1, min(m, launch.grid) if launch.grid else min(m, launch.per_sm * sms) // launch.cluster)
     if "ROWS" in launch.consts:  # row blocks per step: P as the formulas give it
         return p
-    return -(-m // -(-m // p))
+    p = -(-m // -(-m // p))
+    vec = launch.consts.get("VEC", 1)  # a shifted split: one shift per cluster (shifted_split)
+    return max(vec, p - p % vec)
 
 
 def dit_fwd(b, s, h, sms=132):

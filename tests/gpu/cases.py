@@ -56,15 +56,12 @@ def rmsnorm_cases(rng, M, N):
     for hints in (1, 2):
         yield ("bench/variants.fnk", "rms_fwd_chunks_hint", {"x": x, "w": w}, ["y", "rstd"], {"eps": 1e-5}, {},
                {"BLOCK_N": 256, "WARPS": 4, "HINTS": hints})
-    # The chunks shifted onto 16-byte boundaries (bench/variants.fnk, backend v35): every row of an odd N at
-    # its own shift, and rows of whole pieces at none.
-    yield ("bench/variants.fnk", "rms_fwd_shift", {"x": x, "w": w}, ["y", "rstd"], {"eps": 1e-5}, {},
-           {"BLOCK_N": 256, "WARPS": 4})
-    yield ("bench/variants.fnk", "ln_fwd_shift", {"x": x + 20.0, "w": w, "b": b}, ["y", "mean", "rstd"],
-           {"eps": 1e-5}, {}, {"BLOCK_N": 256, "WARPS": 4})
-    if N <= 8185:
-        yield ("bench/variants.fnk", "rms_fwd_row_shift", {"x": x, "w": w}, ["y", "rstd"], {"eps": 1e-5}, {},
-               {"BLOCK_N": max(256, 1 << (N + 6).bit_length())})
+    # The chunks shifted onto 16-byte boundaries (VEC = 8, fnk.torch's for 16-bit rows of odd width): every
+    # row of an odd N at its own shift, and rows of whole pieces at none.
+    yield ("stdlib/norm/rmsnorm.fnk", "rmsnorm_fwd", {"x": x, "w": w}, ["y", "rstd"], {"eps": 1e-5}, {},
+           {"BLOCK_N": 256, "WARPS": 4, "VEC": 8})
+    yield ("stdlib/norm/layernorm.fnk", "layernorm_fwd", {"x": x + 20.0, "w": w, "b": b}, ["y", "mean", "rstd"],
+           {"eps": 1e-5}, {}, {"BLOCK_N": 256, "WARPS": 4, "VEC": 8})
     if N <= 8192:  # the persistent forwards whose rows arrive by bulk copies (full rows and padded ones)
         blk = max(256, 1 << (N - 1).bit_length())
         # The whole-row forward (fnk.torch's from 4097 to 8192 columns), asking L2 for the row 5 CTAs ahead.
@@ -111,11 +108,13 @@ def split_cases(x, w, dy, cluster, min_block, fwd_p):
     # Three clusters adding their partials into two rows of sums (fnk run zeroes an atomically added output).
     yield ("stdlib/norm/rmsnorm.fnk", "rmsnorm_bwd_split_acc", {"x": x, "w": w, "dy": dy, "rstd": _rstd(x)},
            ["dx", "dw_acc"], {}, {"R": 2}, {**split, "P": 3})
-    # Its clusters' slices shifted onto 16-byte boundaries (bench/variants.fnk, backend v35): 8 clusters, so
-    # that every shift of a row of odd width comes up.
-    shifted = {**split, "BLOCK_N": max(min_block, 1 << (cdiv(N + 7, cluster) - 1).bit_length())}
-    yield ("bench/variants.fnk", "rms_bwd_shift_split_acc", {"x": x, "w": w, "dy": dy, "rstd": _rstd(x)},
+    # The splits' slices shifted onto 16-byte boundaries (VEC = 8, fnk.torch's for 16-bit rows of odd width
+    # where the slices have room): 8 clusters, so that every shift of a row of odd width comes up.
+    shifted = {**split, "BLOCK_N": max(min_block, 1 << (cdiv(N + 7, cluster) - 1).bit_length()), "VEC": 8}
+    yield ("stdlib/norm/rmsnorm.fnk", "rmsnorm_bwd_split_acc", {"x": x, "w": w, "dy": dy, "rstd": _rstd(x)},
            ["dx", "dw_acc"], {}, {"R": 2}, {**shifted, "P": 8})
+    yield ("stdlib/norm/rmsnorm.fnk", "rmsnorm_bwd_split", {"x": x, "w": w, "dy": dy, "rstd": _rstd(x)},
+           ["dx", "dw_partial"], {}, {"P": 8}, shifted)
     b = np.random.default_rng(x.shape[-1]).standard_normal(x.shape[-1])
     # w and b held, and read per row at two CTAs per SM (fnk.torch's for 6144 columns and rows that fill clusters).
     for per_row in ({}, {"HOLD": "false", "CTAS": 2}):
@@ -128,7 +127,7 @@ def split_cases(x, w, dy, cluster, min_block, fwd_p):
         yield ("stdlib/norm/layernorm.fnk", "layernorm_bwd_split_acc",
                {"x": x, "w": w, "dy": dy, "mean": mu, "rstd": r}, ["dx", "dw_acc", "db_acc"], {}, {"R": 2},
                {**split, "P": 3, "PF": pf, "WS": ws})
-    yield ("bench/variants.fnk", "ln_bwd_shift_split_acc", {"x": x, "w": w, "dy": dy, "mean": mu, "rstd": r},
+    yield ("stdlib/norm/layernorm.fnk", "layernorm_bwd_split_acc", {"x": x, "w": w, "dy": dy, "mean": mu, "rstd": r},
            ["dx", "dw_acc", "db_acc"], {}, {"R": 2}, {**shifted, "P": 8})
     # Its deterministic form (fnk.torch under torch.use_deterministic_algorithms): one stored row per cluster CTA.
     for pf, ws in ((1, 0), (1, 1)):

@@ -1,0 +1,130 @@
+"""The norms' walks shifted onto 16-byte boundaries (VEC > 1: std.norm.common's
+shift_start and split_cols), in the interpreter against float64 NumPy: row r
+starts (r * N) % VEC elements past a boundary and its walk starts that many
+columns early, so its first tile holds columns below 0, which must be masked
+out of every sum and store. Rows of odd width come up at every shift; their
+mean is far from zero (LayerNorm's one-pass statistics). The GPU checks the
+same kernels against the interpreter (tests/gpu/cases.py)."""
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import fnk  # noqa: E402
+
+NORM = Path(__file__).resolve().parents[2] / "stdlib" / "norm"
+
+
+@pytest.fixture(scope="module")
+def rms():
+    return fnk.load(NORM / "rmsnorm.fnk")
+
+
+@pytest.fixture(scope="module")
+def ln():
+    return fnk.load(NORM / "layernorm.fnk")
+
+
+def rows(m, n, seed):
+    r = np.random.default_rng(seed)
+    x = (r.standard_normal((m, n)) * 2 + 3.0).astype(np.float32)
+    return x, r.standard_normal(n).astype(np.float32), r.standard_normal(n).astype(np.float32)
+
+
+def close(got, ref, what):
+    np.testing.assert_allclose(got, ref, rtol=2e-4, atol=2e-4 * max(1.0, float(np.abs(ref).max())), err_msg=what)
+
+
+def ln_stats(x64):
+    return x64.mean(axis=1), 1 / np.sqrt(x64.var(axis=1) + 1e-5)
+
+
+@pytest.mark.parametrize("n", [7, 130, 1003])
+@pytest.mark.parametrize("vec", [8, 4, 1])
+def test_forwards_shifted(rms, ln, n, vec):
+    """rmsnorm_fwd and layernorm_fwd in 64-wide chunks walked from column -(row * N) % VEC (VEC = 1: from 0);
+    n = 7 takes the one-tile path, which does not shift."""
+    m = 9
+    x, w, b = rows(m, n, n + vec)
+    x64 = x.astype(np.float64)
+    y, rstd = np.full_like(x, np.nan), np.full(m, np.nan, np.float32)
+    rms.rmsnorm_fwd(x, w, y, rstd, eps=1e-6, BLOCK_N=64, WARPS=2, VEC=vec, T="f32")
+    r64 = 1 / np.sqrt((x64 * x64).mean(axis=1) + 1e-6)
+    close(rstd, r64, "rms rstd")
+    close(y, x64 * r64[:, None] * w, "rms y")
+    y, mean, rstd = np.full_like(x, np.nan), np.full(m, np.nan, np.float32), np.full(m, np.nan, np.float32)
+    ln.layernorm_fwd(x, w, b, y, mean, rstd, eps=1e-5, BLOCK_N=64, WARPS=2, VEC=vec, T="f32")
+    mu64, r64 = ln_stats(x64)
+    close(mean, mu64, "ln mean")
+    close(rstd, r64, "ln rstd")
+    close(y, (x64 - mu64[:, None]) * r64[:, None] * w + b, "ln y")
+
+
+def grads(m, n, seed):
+    x, w, _ = rows(m, n, seed)
+    dy = np.random.default_rng(seed + 1).standard_normal((m, n)).astype(np.float32)
+    return x, w, dy, x.astype(np.float64), dy.astype(np.float64), w.astype(np.float64)
+
+
+@pytest.mark.parametrize("n", [7, 300, 1003])
+@pytest.mark.parametrize("acc", [True, False])
+def test_rms_split_shifted(rms, n, acc):
+    """rmsnorm_bwd_split_acc (adding into R rows of sums, zeros on entry) and rmsnorm_bwd_split (one partial
+    row per cluster) with clusters whose slices start (pid * N) % 8 columns early (P a multiple of 8, so every
+    row a cluster walks has that shift): dx, and dw's column sums, against float64."""
+    m = 37
+    x, w, dy, x64, dy64, w64 = grads(m, n, 7 * n)
+    r64 = 1 / np.sqrt((x64 * x64).mean(axis=1) + 1e-6)
+    rstd = r64.astype(np.float32)
+    cluster = 8 if n > 500 else 4  # N + VEC - 1 columns over CLUSTER slices of 128
+    consts = dict(BLOCK_N=128, CLUSTER=cluster, WARPS=2, L2=0, VEC=8, T="f32")
+    dx = np.full_like(x, np.nan)
+    if acc:
+        sums = np.zeros((3, n), np.float32)
+        rms.rmsnorm_bwd_split_acc(x, w, dy, rstd, dx, sums, P=8, **consts)
+    else:
+        sums = np.full((8, n), np.nan, np.float32)
+        rms.rmsnorm_bwd_split(x, w, dy, rstd, dx, sums, **consts)
+    g = dy64 * w64
+    k = (g * x64).sum(axis=1) * r64 ** 3 / n
+    close(dx, g * r64[:, None] - x64 * k[:, None], "dx")
+    close(sums.sum(axis=0), (dy64 * x64 * r64[:, None]).sum(axis=0), "dw")
+
+
+def test_shifted_split_needs_one_shift_per_cluster(rms):
+    """P not a multiple of VEC would give a cluster rows at different shifts: refused, naming the rule."""
+    x, w, dy, *_ = grads(37, 300, 5)
+    rstd, dx, acc = np.ones(37, np.float32), np.full_like(x, np.nan), np.zeros((3, 300), np.float32)
+    with pytest.raises(fnk.ArgumentError, match="P % VEC == 0"):
+        rms.rmsnorm_bwd_split_acc(x, w, dy, rstd, dx, acc, BLOCK_N=128, CLUSTER=4, WARPS=2, L2=0, P=6, VEC=8,
+                                  T="f32")
+    assert np.isnan(dx).all() and not acc.any(), "a refused launch wrote its outputs"
+
+
+@pytest.mark.parametrize("n", [7, 1003])
+@pytest.mark.parametrize("ws", [0, 1])
+@pytest.mark.parametrize("acc", [True, False])
+def test_ln_split_shifted(ln, n, ws, acc):
+    """layernorm_bwd_split_acc and layernorm_bwd_split shifted as test_rms_split_shifted's: dx, and dw and db
+    summed over their rows, against float64 (w's slice in registers and in shared memory)."""
+    m = 37
+    x, w, dy, x64, dy64, w64 = grads(m, n, 11 * n)
+    mu64, r64 = ln_stats(x64)
+    dx = np.full_like(x, np.nan)
+    consts = dict(BLOCK_N=128, CLUSTER=8 if n > 500 else 4, WARPS=2, L2=0, WS=ws, VEC=8, T="f32")
+    stats = (mu64.astype(np.float32), r64.astype(np.float32))
+    if acc:
+        dw, db = np.zeros((3, n), np.float32), np.zeros((3, n), np.float32)
+        ln.layernorm_bwd_split_acc(x, w, dy, *stats, dx, dw, db, P=8, **consts)
+    else:
+        dw, db = np.full((8, n), np.nan, np.float32), np.full((8, n), np.nan, np.float32)
+        ln.layernorm_bwd_split(x, w, dy, *stats, dx, dw, db, **consts)
+    xhat = (x64 - mu64[:, None]) * r64[:, None]
+    g = dy64 * w64
+    a = (g * xhat).mean(axis=1)
+    c = g.mean(axis=1)
+    close(dx, r64[:, None] * (g - xhat * a[:, None] - c[:, None]), "dx")
+    close(dw.sum(axis=0), (dy64 * xhat).sum(axis=0), "dw")
+    close(db.sum(axis=0), dy64.sum(axis=0), "db")
