@@ -238,9 +238,14 @@ void Elaborator::launch(ir::Function& f, const ast::FuncDecl& k) {
         diags_.error(na.value->range, "ctas_per_sm must be between 0 and " + std::to_string(ir::kMaxCtasPerSm) +
                                           ", got " + std::to_string(*n));
       else if (n) ctasPerSm = *n, ctasRange = na.value->range;
+    } else if (na.name == "aligned_code") {
+      if (v.kind != EVal::Kind::Bool)
+        diags_.error(na.value->range, "aligned_code must be a compile-time bool, got " + typeStr(v));
+      else if (v.b)
+        f.attrs.set("aligned_code", true);
     } else {
       diags_.error(na.range, "unknown launch argument '" + na.name +
-                                 "'; expected grid, warps, cluster, prefetch, ctas_per_sm or requires");
+                                 "'; expected grid, warps, cluster, prefetch, ctas_per_sm, aligned_code or requires");
     }
   }
   while (grid.size() < 3) grid.push_back(toValue(EVal::ofInt(1, k.range), DType::I32));

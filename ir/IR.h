@@ -185,7 +185,7 @@ public:
   Kind kind = Kind::Kernel;
   std::vector<std::pair<std::string, Attr>> consts;  // the instantiation, in declaration order
   std::vector<Param> params;
-  AttrDict attrs;  // warps, cluster = [x, y, z], prefetch and ctas_per_sm (when the kernel sets them)
+  AttrDict attrs;  // warps, cluster = [x, y, z], prefetch, ctas_per_sm and aligned_code (when the kernel sets them)
   Region launch;
   Region body;
   SourceRange loc;
@@ -200,6 +200,16 @@ public:
   /// threads); 0 when the kernel leaves it to the lowering. The interpreter
   /// ignores it (it changes no result).
   int64_t ctasPerSm() const { return attrs.getInt("ctas_per_sm", 0); }
+  /// The kernel's `launch(aligned_code = true)`: the GPU backend compiles only
+  /// the code for tensors on 16-byte alignment, even for a launch whose
+  /// tensors sit off it, where a vector access that turns out misaligned goes
+  /// element by element. For kernels that walk their rows onto 16-byte
+  /// boundaries themselves (std.norm.common's shift_start), whose misaligned
+  /// accesses are a row's two ends. The interpreter ignores it.
+  bool alignedCode() const {
+    const Attr* a = attrs.get("aligned_code");
+    return a && std::holds_alternative<bool>(*a) && std::get<bool>(*a);
+  }
   std::vector<int64_t> cluster() const;
   /// CTAs per cluster: the product of cluster()'s dims (1 without clusters).
   int64_t clusterCtas() const;

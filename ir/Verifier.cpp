@@ -105,6 +105,8 @@ private:
         error(f.loc, "kernel attribute 'ctas_per_sm' must be an integer from 1 to " + std::to_string(kMaxCtasPerSm) +
                          " whose CTAs fit the SM's " + std::to_string(kThreadsPerSm) + " threads, got " + attrStr(*n));
     }
+    if (const Attr* a = f.attrs.get("aligned_code"); a && !std::holds_alternative<bool>(*a))
+      error(f.loc, "kernel attribute 'aligned_code' must be a bool, got " + attrStr(*a));
     if (const Attr* c = f.attrs.get("cluster")) {
       auto* v = std::get_if<std::vector<int64_t>>(c);
       if (!v || v->size() != 3 || std::any_of(v->begin(), v->end(), [](int64_t x) { return x <= 0; }))

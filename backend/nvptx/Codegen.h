@@ -75,8 +75,9 @@ bool unalignedCode(bool asked);
 
 /// Whether TargetOptions::unaligned can change `fn`'s code: some load or
 /// store of a tile from or to a global tensor may go in vector chunks
-/// (joinedStore, elementsOf). Where it cannot, the runtime compiles no
-/// variant for it.
+/// (joinedStore, elementsOf), and the kernel does not ask for the aligned
+/// code alone (launch(aligned_code = true)). Where it cannot, the runtime
+/// compiles no variant for it.
 bool alignmentMatters(const ir::Function& fn);
 
 /// LLVM IR text of `fn` (before optimization when `opts.optimize` is false).

@@ -142,6 +142,7 @@ bool unalignedCode(bool asked) {
 }
 
 bool alignmentMatters(const ir::Function& fn) {
+  if (fn.alignedCode()) return false;  // launch(aligned_code = true): the aligned code for every launch
   const int64_t T = 32 * fn.warps();
   return ir::anyOp(fn.body.front(), [&](const ir::Operation& op) {
     const bool load = op.kind() == ir::OpKind::Load, store = op.kind() == ir::OpKind::Store;

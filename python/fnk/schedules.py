@@ -196,21 +196,26 @@ def odd_chunks(n, short_to, wide_from):
     return {"BLOCK_N": 4096, "WARPS": 16, "VEC": SHIFT_VEC}
 
 
+# The backward splits that shift their slices (VEC; shifted_split).
+SHIFTED_SPLITS = ("rmsnorm_bwd_split_acc", "layernorm_bwd_split_acc", "rmsnorm_bwd_split_smem")
+
+
 def shifted_split(launch, n, dtype):
-    """An accumulating split backward (*_split_acc) for 16-bit rows off
-    alignment with its clusters' slices shifted onto 16-byte boundaries
-    (VEC = 8: std.norm.common's split_cols), where they have room for the
-    shift (n + 7 <= CLUSTER * BLOCK_N); P then becomes a multiple of 8
-    (partial_rows), so that every row a cluster walks has one shift.
-    Backend v36, 1024x65537 bf16 over 9 x 8192 columns: RMSNorm 385 us
-    against 480 unshifted (torch.compile 352), LayerNorm 474 against 603
-    (346); over clusters of two, 4096x12001 (2 x 8192, P = 64 for 66)
+    """A split backward (SHIFTED_SPLITS) for 16-bit rows off alignment with
+    its clusters' slices shifted onto 16-byte boundaries (VEC = 8:
+    std.norm.common's split_cols), where they have room for the shift (n +
+    7 <= CLUSTER * BLOCK_N); P then becomes a multiple of 8 (partial_rows),
+    so that every row a cluster walks has one shift, and the kernel asks for
+    the code for aligned tensors (launch(aligned_code = VEC > 1)). Backend
+    v36, 1024x65537 bf16 over 9 x 8192 columns: RMSNorm 385 us against 480
+    unshifted (torch.compile 352), and 314 in the aligned code; LayerNorm 474
+    against 603 (346); over clusters of two, 4096x12001 (2 x 8192, P = 64 for 66)
     RMSNorm 185 against 213 (238), LayerNorm 212 against 239 (248), and
     8192x5001 (2 x 4096) RMSNorm 191 against 211 (240). Rows without room
     keep their slices: a third CTA for the shift lost (8192x8191 RMSNorm 420
     us over 3 x 4096 against 212)."""
     c, b = launch.consts.get("CLUSTER", 0), launch.consts.get("BLOCK_N", 0)
-    if (dtype == "f32" or not off_alignment(n, dtype) or not launch.kernel.endswith("_split_acc")
+    if (dtype == "f32" or not off_alignment(n, dtype) or launch.kernel not in SHIFTED_SPLITS
             or n + SHIFT_VEC - 1 > c * b):
         return launch
     return launch._replace(consts={**launch.consts, "VEC": SHIFT_VEC})
@@ -352,6 +357,8 @@ def _rms_bwd(n, resident, m, sms, dtype):
         return Launch("rmsnorm_bwd_split_acc", {"BLOCK_N": 4096, "CLUSTER": 2, "WARPS": 8, "L2": 2}, per_sm=2,
                       cluster=2)
     c, b, warps = split(n, backward=True, dtype=dtype)
+    if dtype != "f32" and b == 8192 and c > 8:
+        c, b = wide_slices(n, dtype)
     if b >= 16384:
         # float32 without the next row loaded ahead: with it ptxas spills 440 bytes, and 1024x262144 ran 2150 us
         # against 1225 (backend v21)
@@ -497,6 +504,23 @@ def ln_bwd(n, m=None, sms=132, dtype="bf16", deterministic=False):
     return _storing(launch) if deterministic and launch.kernel == "layernorm_bwd_split_acc" else launch
 
 
+def wide_slices(n, dtype):
+    """(CLUSTER, 16384) for a 16-bit row whose ragged split takes more than 8
+    CTAs of 8192 columns: the fewest 16384-wide slices that hold it and, off
+    alignment, its shift (shifted_split). The backwards' 8192-column CTAs run
+    16 warps at one CTA per SM, and clusters of 9 to 16 of them leave SMs of
+    a GPC idle; a third to half as many CTAs of 16384 columns (w and the
+    column sums in shared memory) fill them better. Backend v36, the RMSNorm
+    backward (rmsnorm_bwd_split_smem) against 8192-column slices, us:
+    1024x65544 230 against 296 (5 x 16384 against 9 x 8192), 682x98304 150
+    against 170 (6 against 12), shifted 1024x65537 269 against 314 (5
+    against 9), torch.compile 271, 250 and 352; LayerNorm
+    (layernorm_bwd_split_acc, w's slice in shared memory, no row loaded
+    ahead: at 16384 columns that spills) 1024x65537 372 against 479 (5
+    against 9; torch.compile 345)."""
+    return -(-(n + (SHIFT_VEC - 1 if off_alignment(n, dtype) else 0)) // 16384), 16384
+
+
 def _ln_bwd(n, m, sms, dtype):
     if n <= 1024:
         return Launch("layernorm_bwd_rows", rows_tile(n, 8 if n <= 512 else 4), per_sm=2)
@@ -509,6 +533,10 @@ def _ln_bwd(n, m, sms, dtype):
                       cluster=c)
     if 8192 < n <= 8 * 8192 or (dtype != "f32" and ragged_split(n, backward=True)):
         c, b, warps = split(n, backward=True, dtype=dtype)  # ragged_split's slices, else a power-of-two split
+        if dtype != "f32" and b == 8192 and c > 8 and off_alignment(n, dtype):
+            c, b = wide_slices(n, dtype)
+            return Launch("layernorm_bwd_split_acc", {"BLOCK_N": b, "CLUSTER": c, "WARPS": 16, "WS": 1, "PF": 0},
+                          per_sm=8, cluster=c)
         consts = {"BLOCK_N": b, "CLUSTER": c, "WARPS": warps, **({"WS": 1} if dtype == "f32" else {})}
         return Launch("layernorm_bwd_split_acc", consts, per_sm=1 if c == 2 else 8, cluster=c)
     if dtype == "f32" and n > 4096:
@@ -538,14 +566,17 @@ def partial_rows(m, sms, launch):
     2048 rows the split takes 128 clusters of 16 rows, not 132 of which 68
     take a 16th: 30.14-30.82 us (mean 30.42) against 30.34-30.88 (mean
     30.60), lower in 7 of 8 rounds (bench/split_probe.py --grid-p, backend
-    v20). A shifted split (shifted_split) rounds P down to a multiple of its
-    VEC, to VEC at least: below VEC rows, some clusters walk none."""
+    v20). A shifted split (shifted_split) takes a multiple of its VEC: the
+    next one up where the grid allows (clusters as many rows each), else the
+    one below, VEC at least (below VEC rows, some clusters walk none)."""
     p = max(1, min(m, launch.grid) if launch.grid else min(m, launch.per_sm * sms) // launch.cluster)
     if "ROWS" in launch.consts:  # row blocks per step: P as the formulas give it
         return p
-    p = -(-m // -(-m // p))
+    k = -(-m // p)  # the most rows a cluster walks
+    fewest = -(-m // k)
     vec = launch.consts.get("VEC", 1)  # a shifted split: one shift per cluster (shifted_split)
-    return max(vec, p - p % vec)
+    up = -(-fewest // vec) * vec  # as many rows each, if the grid allows it
+    return up if up <= p else max(vec, fewest - fewest % vec)
 
 
 def dit_fwd(b, s, h, sms=132):

@@ -139,7 +139,7 @@ def test_odd_widths_shift_the_splits_that_have_room():
                          (4096, 12001, both), (8192, 5001, (schedules.rms_bwd,))):
         for sched in scheds:
             launch = sched(n, m=m, sms=SMS)
-            assert launch.kernel.endswith("_split_acc") and launch.consts["VEC"] == 8, (sched, n, launch)
+            assert launch.kernel in schedules.SHIFTED_SPLITS and launch.consts["VEC"] == 8, (sched, n, launch)
             assert n + 7 <= launch.consts["CLUSTER"] * launch.consts["BLOCK_N"]
             p = schedules.partial_rows(m, SMS, launch)
             assert p % 8 == 0 and p >= 8, (m, n, p)
@@ -147,6 +147,29 @@ def test_odd_widths_shift_the_splits_that_have_room():
     for n, dt in ((8191, "bf16"), (16383, "bf16"), (65536, "bf16"), (65537, "f32")):
         for sched in (schedules.rms_bwd, schedules.ln_bwd):
             assert "VEC" not in sched(n, m=1024, sms=SMS, dtype=dt).consts, (sched, n, dt)
+
+
+def test_rows_past_eight_slices_of_8192_take_slices_of_16384():
+    """A 16-bit row whose ragged split takes more than 8 CTAs of 8192 columns
+    goes backward over the fewest 16384-column slices that hold it (and its
+    shift, off alignment): RMSNorm always (rmsnorm_bwd_split_smem; backend
+    v36: 1024x65544 230 us against 296, 682x98304 150 against 170),
+    LayerNorm off alignment (layernorm_bwd_split_acc, w in shared memory, no
+    row ahead: 1024x65537 372 against 479). float32 and rows within 8 slices
+    keep theirs."""
+    for n, c, vec in ((65544, 5, None), (98304, 6, None), (65537, 5, 8), (98311, 7, 8), (131071, 9, 8)):
+        launch = schedules.rms_bwd(n, m=1024, sms=SMS)
+        assert (launch.kernel, launch.cluster, launch.consts["BLOCK_N"], launch.consts["CLUSTER"]) == \
+            ("rmsnorm_bwd_split_smem", c, 16384, c), (n, launch)
+        assert launch.consts.get("VEC") == vec
+        ln = schedules.ln_bwd(n, m=1024, sms=SMS)
+        if vec:
+            assert ln == schedules.Launch("layernorm_bwd_split_acc", {"BLOCK_N": 16384, "CLUSTER": c, "WARPS": 16,
+                                                                      "WS": 1, "PF": 0, "VEC": 8}, per_sm=8, cluster=c)
+        else:
+            assert ln.consts["BLOCK_N"] == 8192, (n, ln)
+    for n in (65536, 40001):
+        assert schedules.rms_bwd(n, m=1024, sms=SMS).kernel == "rmsnorm_bwd_split_acc", n
 
 
 def test_float32_takes_the_settings_that_do_not_spill():
@@ -178,7 +201,7 @@ def test_layernorm_backward_of_wide_rows_over_clusters():
     layernorm_bwd."""
     for n, dt, cut in ((8200, "bf16", (2, 8192)), (20000, "f32", (4, 8192)), (65536, "bf16", (8, 8192)),
                        (20000, "bf16", (5, 4096)), (40000, "bf16", (10, 4096)), (98304, "bf16", (12, 8192)),
-                       (131071, "bf16", (16, 8192))):
+                       (131064, "bf16", (16, 8192))):  # odd widths past 8 slices: test_rows_past_eight_slices...
         s = schedules.ln_bwd(n, m=4096, sms=SMS, dtype=dt)
         c, b = cut
         consts = {"BLOCK_N": b, "CLUSTER": c, "WARPS": b // 512, **({"WS": 1} if dt == "f32" else {})}
@@ -323,9 +346,9 @@ def test_ragged_rows_over_balanced_clusters():
     """bf16 RMSNorm rows take ragged_split's slices both ways (the forward
     at 1024 columns a warp, 12 CTAs per SM's worth of clusters but 8 for
     8192-column CTAs in clusters of more than 8; the backward at 512 a warp,
-    8 CTAs per SM's worth); ragged rows of 16385-262143 columns it does not
-    cover take the 4096-wide chunks forward (backend v32); float32 keeps
-    the padded splits."""
+    8 CTAs per SM's worth, but 16384-column slices past 8 of 8192: test_rows_past_eight_slices...); ragged
+    rows of 16385-262143 columns it does not cover take the 4096-wide chunks forward (backend v32); float32
+    keeps the padded splits."""
     def fwd(n):
         f = schedules.rms_fwd(n, SMS)
         return f.kernel, f.consts.get("CLUSTER", 1), f.consts["BLOCK_N"], f.consts["WARPS"], f.consts.get("P", 0)
@@ -336,7 +359,7 @@ def test_ragged_rows_over_balanced_clusters():
     assert fwd(196608) == ("rmsnorm_fwd_split", 12, 16384, 16, 6 * SMS // 12)
     assert fwd(17000) == fwd(25000) == ("rmsnorm_fwd", 1, 4096, 16, 0)
     assert schedules.rms_fwd(20000, SMS, dtype="f32").consts["CLUSTER"] == 4
-    for n, (c, b) in ((20000, (5, 4096)), (40000, (10, 4096)), (98304, (12, 8192))):
+    for n, (c, b) in ((20000, (5, 4096)), (40000, (10, 4096))):
         s = schedules.rms_bwd(n, m=4096, sms=SMS)
         assert s == schedules.Launch("rmsnorm_bwd_split_acc", {"BLOCK_N": b, "CLUSTER": c, "WARPS": b // 512},
                                      per_sm=8, cluster=c), n

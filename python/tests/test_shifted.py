@@ -69,11 +69,12 @@ def grads(m, n, seed):
 
 
 @pytest.mark.parametrize("n", [7, 300, 1003])
-@pytest.mark.parametrize("acc", [True, False])
-def test_rms_split_shifted(rms, n, acc):
-    """rmsnorm_bwd_split_acc (adding into R rows of sums, zeros on entry) and rmsnorm_bwd_split (one partial
-    row per cluster) with clusters whose slices start (pid * N) % 8 columns early (P a multiple of 8, so every
-    row a cluster walks has that shift): dx, and dw's column sums, against float64."""
+@pytest.mark.parametrize("kernel", ["rmsnorm_bwd_split_acc", "rmsnorm_bwd_split", "rmsnorm_bwd_split_smem"])
+def test_rms_split_shifted(rms, n, kernel):
+    """rmsnorm_bwd_split_acc (adding into R rows of sums, zeros on entry), rmsnorm_bwd_split and
+    rmsnorm_bwd_split_smem (one partial row per cluster) with clusters whose slices start (pid * N) % 8
+    columns early (P a multiple of 8, so every row a cluster walks has that shift): dx, and dw's column
+    sums, against float64."""
     m = 37
     x, w, dy, x64, dy64, w64 = grads(m, n, 7 * n)
     r64 = 1 / np.sqrt((x64 * x64).mean(axis=1) + 1e-6)
@@ -81,12 +82,12 @@ def test_rms_split_shifted(rms, n, acc):
     cluster = 8 if n > 500 else 4  # N + VEC - 1 columns over CLUSTER slices of 128
     consts = dict(BLOCK_N=128, CLUSTER=cluster, WARPS=2, L2=0, VEC=8, T="f32")
     dx = np.full_like(x, np.nan)
-    if acc:
+    if kernel.endswith("_acc"):
         sums = np.zeros((3, n), np.float32)
         rms.rmsnorm_bwd_split_acc(x, w, dy, rstd, dx, sums, P=8, **consts)
     else:
         sums = np.full((8, n), np.nan, np.float32)
-        rms.rmsnorm_bwd_split(x, w, dy, rstd, dx, sums, **consts)
+        getattr(rms, kernel)(x, w, dy, rstd, dx, sums, **consts)
     g = dy64 * w64
     k = (g * x64).sum(axis=1) * r64 ** 3 / n
     close(dx, g * r64[:, None] - x64 * k[:, None], "dx")
@@ -104,16 +105,16 @@ def test_shifted_split_needs_one_shift_per_cluster(rms):
 
 
 @pytest.mark.parametrize("n", [7, 1003])
-@pytest.mark.parametrize("ws", [0, 1])
+@pytest.mark.parametrize("ws,pf", [(0, 1), (1, 0), (1, 1)])
 @pytest.mark.parametrize("acc", [True, False])
-def test_ln_split_shifted(ln, n, ws, acc):
+def test_ln_split_shifted(ln, n, ws, pf, acc):
     """layernorm_bwd_split_acc and layernorm_bwd_split shifted as test_rms_split_shifted's: dx, and dw and db
     summed over their rows, against float64 (w's slice in registers and in shared memory)."""
     m = 37
     x, w, dy, x64, dy64, w64 = grads(m, n, 11 * n)
     mu64, r64 = ln_stats(x64)
     dx = np.full_like(x, np.nan)
-    consts = dict(BLOCK_N=128, CLUSTER=8 if n > 500 else 4, WARPS=2, L2=0, WS=ws, VEC=8, T="f32")
+    consts = dict(BLOCK_N=128, CLUSTER=8 if n > 500 else 4, WARPS=2, L2=0, WS=ws, PF=pf, VEC=8, T="f32")
     stats = (mu64.astype(np.float32), r64.astype(np.float32))
     if acc:
         dw, db = np.zeros((3, n), np.float32), np.zeros((3, n), np.float32)

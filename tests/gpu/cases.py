@@ -113,8 +113,9 @@ def split_cases(x, w, dy, cluster, min_block, fwd_p):
     shifted = {**split, "BLOCK_N": max(min_block, 1 << (cdiv(N + 7, cluster) - 1).bit_length()), "VEC": 8}
     yield ("stdlib/norm/rmsnorm.fnk", "rmsnorm_bwd_split_acc", {"x": x, "w": w, "dy": dy, "rstd": _rstd(x)},
            ["dx", "dw_acc"], {}, {"R": 2}, {**shifted, "P": 8})
-    yield ("stdlib/norm/rmsnorm.fnk", "rmsnorm_bwd_split", {"x": x, "w": w, "dy": dy, "rstd": _rstd(x)},
-           ["dx", "dw_partial"], {}, {"P": 8}, shifted)
+    for kernel in ("rmsnorm_bwd_split", "rmsnorm_bwd_split_smem"):
+        yield ("stdlib/norm/rmsnorm.fnk", kernel, {"x": x, "w": w, "dy": dy, "rstd": _rstd(x)},
+               ["dx", "dw_partial"], {}, {"P": 8}, shifted)
     b = np.random.default_rng(x.shape[-1]).standard_normal(x.shape[-1])
     # w and b held, and read per row at two CTAs per SM (fnk.torch's for 6144 columns and rows that fill clusters).
     for per_row in ({}, {"HOLD": "false", "CTAS": 2}):
@@ -127,8 +128,10 @@ def split_cases(x, w, dy, cluster, min_block, fwd_p):
         yield ("stdlib/norm/layernorm.fnk", "layernorm_bwd_split_acc",
                {"x": x, "w": w, "dy": dy, "mean": mu, "rstd": r}, ["dx", "dw_acc", "db_acc"], {}, {"R": 2},
                {**split, "P": 3, "PF": pf, "WS": ws})
-    yield ("stdlib/norm/layernorm.fnk", "layernorm_bwd_split_acc", {"x": x, "w": w, "dy": dy, "mean": mu, "rstd": r},
-           ["dx", "dw_acc", "db_acc"], {}, {"R": 2}, {**shifted, "P": 8})
+    for pf, ws in ((1, 0), (0, 1)):  # shifted, as fnk.torch takes it over 8192- and 16384-column slices
+        yield ("stdlib/norm/layernorm.fnk", "layernorm_bwd_split_acc",
+               {"x": x, "w": w, "dy": dy, "mean": mu, "rstd": r}, ["dx", "dw_acc", "db_acc"], {}, {"R": 2},
+               {**shifted, "P": 8, "PF": pf, "WS": ws})
     # Its deterministic form (fnk.torch under torch.use_deterministic_algorithms): one stored row per cluster CTA.
     for pf, ws in ((1, 0), (1, 1)):
         yield ("stdlib/norm/layernorm.fnk", "layernorm_bwd_split",

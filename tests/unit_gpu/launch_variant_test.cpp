@@ -37,6 +37,13 @@ kernel pick(x: tensor<f32>[M, N], y: out tensor<f32>[M, N]) launch(grid = M, war
     let row = program_id(0);
     store(y[row, 0], load(x[row, 0]) * 2.0);
 }
+
+kernel shifted<VEC: int = 8>(x: tensor<bf16>[M, N], y: out tensor<bf16>[M, N])
+    launch(grid = M, warps = 4, aligned_code = VEC > 1) {
+    let row = program_id(0);
+    let cols = arange(0, 1024) - (row * N) % VEC;
+    store(y[row, cols], (load(x[row, cols]).to(f32) * 2.0).to(bf16));
+}
 )";
 
 struct Kernels : test::SourceKernels {
@@ -102,6 +109,16 @@ TEST(LaunchVariant, FollowsTheTensorsUnlessForced) {
   EXPECT_TRUE(nvptx::alignmentMatters(fn));
   EXPECT_FALSE(rt::launchVariant(pick, Launch(ir::DType::F32, {4, 1003}).args).unaligned);
   EXPECT_EQ(rt::launchVariants(pick).size(), 1u);
+  // A kernel that asks for the aligned code (launch(aligned_code = true)) gets it off alignment too, and no
+  // second variant; the same kernel without the request (VEC = 1) follows its tensors.
+  const ir::Function& shifted = k.kernel("shifted");
+  EXPECT_TRUE(shifted.alignedCode());
+  EXPECT_FALSE(nvptx::alignmentMatters(shifted));
+  EXPECT_FALSE(rt::launchVariant(shifted, Launch(ir::DType::BF16, {4, 1023}).args).unaligned);
+  EXPECT_EQ(rt::launchVariants(shifted).size(), 1u);
+  const ir::Function& unshifted = k.kernel("shifted", {{"VEC", "1"}});
+  EXPECT_FALSE(unshifted.alignedCode());
+  EXPECT_TRUE(rt::launchVariant(unshifted, Launch(ir::DType::BF16, {4, 1023}).args).unaligned);
 }
 
 TEST(LaunchVariant, TheChoiceReachesTheCode) {
