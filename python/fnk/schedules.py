@@ -513,11 +513,13 @@ def wide_slices(n, dtype):
     column sums in shared memory) fill them better. Backend v36, the RMSNorm
     backward (rmsnorm_bwd_split_smem) against 8192-column slices, us:
     1024x65544 230 against 296 (5 x 16384 against 9 x 8192), 682x98304 150
-    against 170 (6 against 12), shifted 1024x65537 269 against 314 (5
-    against 9), torch.compile 271, 250 and 352; LayerNorm
+    against 170 (6 against 12), shifted: 1024x65537 263 against 314 (5
+    against 9), 682x98311 257 against 334, 512x131071 329 against 350 (9
+    against 16); torch.compile 270, 273, 353, 398 and 331. LayerNorm
     (layernorm_bwd_split_acc, w's slice in shared memory, no row loaded
-    ahead: at 16384 columns that spills) 1024x65537 372 against 479 (5
-    against 9; torch.compile 345)."""
+    ahead: at 16384 columns that spills), off alignment only (not measured
+    on rows of whole pieces): 1024x65537 322 against 479 (5 against 9;
+    torch.compile 344), 512x131071 419 against 438 (9 against 16; 345)."""
     return -(-(n + (SHIFT_VEC - 1 if off_alignment(n, dtype) else 0)) // 16384), 16384
 
 
