@@ -13,6 +13,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import fnk  # noqa: E402
+from rowdata import close, rows  # noqa: E402
 
 NORM = Path(__file__).resolve().parents[2] / "stdlib" / "norm"
 
@@ -25,16 +26,6 @@ def rms():
 @pytest.fixture(scope="module")
 def ln():
     return fnk.load(NORM / "layernorm.fnk")
-
-
-def rows(m, n, seed):
-    r = np.random.default_rng(seed)
-    x = (r.standard_normal((m, n)) * 2 + 3.0).astype(np.float32)
-    return x, r.standard_normal(n).astype(np.float32), r.standard_normal(n).astype(np.float32)
-
-
-def close(got, ref, what):
-    np.testing.assert_allclose(got, ref, rtol=2e-4, atol=2e-4 * max(1.0, float(np.abs(ref).max())), err_msg=what)
 
 
 def ln_stats(x64):
@@ -95,13 +86,18 @@ def test_rms_split_shifted(rms, n, kernel):
 
 
 def test_shifted_split_needs_one_shift_per_cluster(rms):
-    """P not a multiple of VEC would give a cluster rows at different shifts: refused, naming the rule."""
+    """P not a multiple of VEC would give a cluster rows at different shifts: refused, naming the rule, at
+    compile time where P is a const (rmsnorm_bwd_split_acc), at the launch where it is a dim of the partial
+    sums (rmsnorm_bwd_split)."""
     x, w, dy, *_ = grads(37, 300, 5)
     rstd, dx, acc = np.ones(37, np.float32), np.full_like(x, np.nan), np.zeros((3, 300), np.float32)
-    with pytest.raises(fnk.ArgumentError, match="P % VEC == 0"):
-        rms.rmsnorm_bwd_split_acc(x, w, dy, rstd, dx, acc, BLOCK_N=128, CLUSTER=4, WARPS=2, L2=0, P=6, VEC=8,
-                                  T="f32")
-    assert np.isnan(dx).all() and not acc.any(), "a refused launch wrote its outputs"
+    consts = dict(BLOCK_N=128, CLUSTER=4, WARPS=2, L2=0, VEC=8, T="f32")
+    with pytest.raises(fnk.CompileError, match=r"requirement 'P % VEC == 0' is false"):
+        rms.rmsnorm_bwd_split_acc(x, w, dy, rstd, dx, acc, P=6, **consts)
+    partial = np.full((6, 300), np.nan, np.float32)
+    with pytest.raises(fnk.ArgumentError, match=r"'P % VEC == 0' does not hold .*P = 6"):
+        rms.rmsnorm_bwd_split(x, w, dy, rstd, dx, partial, **consts)
+    assert np.isnan(dx).all() and not acc.any() and np.isnan(partial).all(), "a refused launch wrote its outputs"
 
 
 @pytest.mark.parametrize("n", [7, 1003])

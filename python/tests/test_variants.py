@@ -9,6 +9,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import fnk  # noqa: E402
+from rowdata import close, rows  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -16,16 +17,6 @@ REPO = Path(__file__).resolve().parents[2]
 @pytest.fixture(scope="module")
 def var():
     return fnk.load(REPO / "bench" / "variants.fnk")
-
-
-def rows(m, n, seed):
-    r = np.random.default_rng(seed)
-    x = (r.standard_normal((m, n)) * 2 + 3.0).astype(np.float32)
-    return x, r.standard_normal(n).astype(np.float32), r.standard_normal(n).astype(np.float32)
-
-
-def close(got, ref, what):
-    np.testing.assert_allclose(got, ref, rtol=2e-4, atol=2e-4 * max(1.0, float(np.abs(ref).max())), err_msg=what)
 
 
 @pytest.mark.parametrize("n", [7, 1003])
