@@ -31,6 +31,9 @@ for dt in ("bf16", "f32"):
                        schedules.ln_fwd(n, dtype=dt), schedules.ln_bwd(n, dtype=dt),
                        schedules.ln_bwd(n, m=1, dtype=dt), schedules.ln_bwd(n, dtype=dt, deterministic=True)):
             consts = {**launch.consts, **({"T": dt} if dt != "bf16" else {})}
+            if "VEC" in consts and launch.kernel.endswith("_split_acc"):
+                # a shifted accumulating split's P const, a multiple of VEC, as fnk.torch passes it (4096 rows)
+                consts["P"] = schedules.partial_rows(4096, 132, launch)
             key = (launch.kernel, tuple(sorted(consts.items())))
             launches[key] = files["rmsnorm" if launch.kernel.startswith("rms") else "layernorm"]
     # the backwards' second kernels, launched with T alone (python/fnk/torch.py): the splits' takes and the
