@@ -155,7 +155,7 @@ def off_alignment(n, dtype):
 
 
 # 16-bit elements per 16-byte piece: the shift of rows off alignment (VEC of
-# rmsnorm_fwd, layernorm_fwd and the accumulating splits; std.norm.common's
+# rmsnorm_fwd, layernorm_fwd and the backward splits; std.norm.common's
 # shift_start).
 SHIFT_VEC = 8
 
@@ -357,7 +357,7 @@ def _rms_bwd(n, resident, m, sms, dtype):
         return Launch("rmsnorm_bwd_split_acc", {"BLOCK_N": 4096, "CLUSTER": 2, "WARPS": 8, "L2": 2}, per_sm=2,
                       cluster=2)
     c, b, warps = split(n, backward=True, dtype=dtype)
-    if dtype != "f32" and b == 8192 and c > 8:
+    if dtype != "f32" and b == 8192 and c > 8:  # more than 8 CTAs of 8192 columns: fewer of 16384 (16 warps)
         c, b = wide_slices(n, dtype)
     if b >= 16384:
         # float32 without the next row loaded ahead: with it ptxas spills 440 bytes, and 1024x262144 ran 2150 us
