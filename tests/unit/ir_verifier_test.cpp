@@ -370,6 +370,9 @@ TEST(IRVerifier, ChecksKernelStructure) {
                           "3:1: kernel attribute 'ctas_per_sm' must be an integer from 1 to 32 whose CTAs fit the "
                           "SM's 2048 threads, got 3\n"));
   EXPECT_FALSE(attrsReport("ctas_per_sm = 2, warps = 32", "ctas_per_sm"));
+  // launch(aligned_code = true): a bool.
+  EXPECT_TRUE(attrsReport("aligned_code = 1", "3:1: kernel attribute 'aligned_code' must be a bool, got 1\n"));
+  EXPECT_FALSE(attrsReport("aligned_code = true", "aligned_code"));
   auto d = check("module @m\n\nkernel @k()\nlaunch {\n  scf.yield\n}\nbody {\n  func.return\n}\n");
   EXPECT_EQ(d->errors().substr(0, d->errors().find('\n')), "5:3: scf.yield must be inside scf.for or scf.if");
 }
