@@ -15,7 +15,7 @@ per_sm, cluster and grid set the Launch's fields (schedules.Launch), e.g.
     --case 20000:rmsnorm_bwd_split_acc:BLOCK_N=4096,CLUSTER=5,WARPS=8,per_sm=8,cluster=5
 A kernel named var.NAME is bench/variants.fnk's NAME, called as fnk.torch
 calls the stdlib kernel its name ends like (*_split_acc: into zeroed rows of
-sums). A case that sets VEC gets its P rounded down to a multiple of VEC, as
+sums). A case that sets VEC gets a P that is a multiple of VEC, as
 fnk.torch's own shifted splits do (schedules.partial_rows), e.g.
     --case 65537:rmsnorm_bwd_split_acc:BLOCK_N=8192,CLUSTER=9,WARPS=16,VEC=8,per_sm=8,cluster=9
 """

@@ -357,8 +357,7 @@ def _rms_bwd(n, resident, m, sms, dtype):
         return Launch("rmsnorm_bwd_split_acc", {"BLOCK_N": 4096, "CLUSTER": 2, "WARPS": 8, "L2": 2}, per_sm=2,
                       cluster=2)
     c, b, warps = split(n, backward=True, dtype=dtype)
-    if dtype != "f32" and b == 8192 and c > 8:  # more than 8 CTAs of 8192 columns: fewer of 16384 (16 warps)
-        c, b = wide_slices(n, dtype)
+    c, b = wide_slices(n, c, b, dtype) or (c, b)
     if b >= 16384:
         # float32 without the next row loaded ahead: with it ptxas spills 440 bytes, and 1024x262144 ran 2150 us
         # against 1225 (backend v21)
@@ -504,10 +503,11 @@ def ln_bwd(n, m=None, sms=132, dtype="bf16", deterministic=False):
     return _storing(launch) if deterministic and launch.kernel == "layernorm_bwd_split_acc" else launch
 
 
-def wide_slices(n, dtype):
-    """(CLUSTER, 16384) for a 16-bit row whose ragged split takes more than 8
-    CTAs of 8192 columns: the fewest 16384-wide slices that hold it and, off
-    alignment, its shift (shifted_split). The backwards' 8192-column CTAs run
+def wide_slices(n, c, b, dtype):
+    """(CLUSTER, 16384) for a 16-bit row whose backward split (c CTAs of b
+    columns) takes more than 8 CTAs of 8192 columns: the fewest 16384-wide
+    slices that hold it and, off alignment, its shift (shifted_split); None
+    for any other split. The backwards' 8192-column CTAs run
     16 warps at one CTA per SM, and clusters of 9 to 16 of them leave SMs of
     a GPC idle; a third to half as many CTAs of 16384 columns (w and the
     column sums in shared memory) fill them better. Backend v36, the RMSNorm
@@ -520,6 +520,8 @@ def wide_slices(n, dtype):
     ahead: at 16384 columns that spills), off alignment only (not measured
     on rows of whole pieces): 1024x65537 322 against 479 (5 against 9;
     torch.compile 344), 512x131071 419 against 438 (9 against 16; 345)."""
+    if dtype == "f32" or b != 8192 or c <= 8:
+        return None
     return -(-(n + (SHIFT_VEC - 1 if off_alignment(n, dtype) else 0)) // 16384), 16384
 
 
@@ -535,8 +537,9 @@ def _ln_bwd(n, m, sms, dtype):
                       cluster=c)
     if 8192 < n <= 8 * 8192 or (dtype != "f32" and ragged_split(n, backward=True)):
         c, b, warps = split(n, backward=True, dtype=dtype)  # ragged_split's slices, else a power-of-two split
-        if dtype != "f32" and b == 8192 and c > 8 and off_alignment(n, dtype):
-            c, b = wide_slices(n, dtype)
+        wide = wide_slices(n, c, b, dtype) if off_alignment(n, dtype) else None
+        if wide:
+            c, b = wide
             return Launch("layernorm_bwd_split_acc", {"BLOCK_N": b, "CLUSTER": c, "WARPS": 16, "WS": 1, "PF": 0},
                           per_sm=8, cluster=c)
         consts = {"BLOCK_N": b, "CLUSTER": c, "WARPS": warps, **({"WS": 1} if dtype == "f32" else {})}

@@ -29,7 +29,11 @@ def close(a, b, dtype, what):
 @pytest.mark.parametrize("shape", [(1, 1), (3, 7), (64, 1000), (4099, 256), (5, 4096), (37, 5120), (2, 3, 8192), (9, 12288),
                                    (4, 20000), (3, 65536), (9, 262144),
                                    # ragged rows: over 7 x 2048, 10 x 4096, 12 x 8192, 12 x 16384; chunks (17000)
-                                   (5, 14000), (6, 40000), (3, 98304), (2, 196608), (3, 17000)])
+                                   (5, 14000), (6, 40000), (3, 98304), (2, 196608), (3, 17000),
+                                   # 16-bit rows off alignment (backend v36): shifted chunks forward; backward
+                                   # over 2 x 4096 (unshifted: no room), 2 x 4096 and 2 x 8192 shifted, and
+                                   # 5 and 9 shifted 16384-column slices, with fewer rows than clusters
+                                   (2, 8191), (3, 5001), (3, 12001), (2, 65537), (2, 131071)])
 def test_rms_norm_matches_torch(shape, dtype):
     g = torch.Generator(device="cuda").manual_seed(sum(shape))
     x = torch.randn(*shape, device="cuda", generator=g).to(dtype).requires_grad_()
@@ -74,7 +78,9 @@ def test_norm_backward_workspace_on_two_streams(norm, m, n):
             close(a, e, torch.float32, f"{name}, call {i}")
 
 
-@pytest.mark.parametrize("norm,m,n", [("rms", 2048, 8192), ("rms", 40, 65536), ("ln", 4096, 16384)])
+# 65537: the shifted splits (rmsnorm_bwd_split_smem, layernorm_bwd_split), P a multiple of 8
+@pytest.mark.parametrize("norm,m,n", [("rms", 2048, 8192), ("rms", 40, 65536), ("ln", 4096, 16384), ("rms", 40, 65537),
+                                      ("ln", 40, 65537)])
 def test_deterministic_gradients(norm, m, n):
     """Under torch.use_deterministic_algorithms(True) the wide-row backwards
     keep one row of partials per cluster, summed in order (by default several
@@ -197,7 +203,9 @@ def test_rms_norm_backward_workspace_waits_for_the_other_stream():
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
 @pytest.mark.parametrize("shape", [(1, 1), (3, 7), (64, 1000), (4099, 256), (300, 5000), (37, 5120), (2, 5, 8192),
                                    (9, 6144), (4, 20000), (5, 16000), (7, 10240), (3, 65536), (2, 131072),
-                                   (3, 100000), (2, 200000), (5, 14000), (6, 40000), (3, 98304), (2, 196608)])
+                                   (3, 100000), (2, 200000), (5, 14000), (6, 40000), (3, 98304), (2, 196608),
+                                   # 16-bit rows off alignment (backend v36), as in test_rms_norm_matches_torch
+                                   (2, 8191), (3, 5001), (3, 12001), (2, 65537), (2, 98311)])
 def test_layer_norm_matches_torch(shape, dtype):
     g = torch.Generator(device="cuda").manual_seed(7 + sum(shape))
     n = shape[-1]
