@@ -58,7 +58,8 @@ options:
                          element without per-element bounds tests (16-bit
                          loads by the 4-byte words that cover them); costs
                          registers where rows are aligned. The JIT picks it
-                         per launch.
+                         per launch. No effect on a kernel that asks for the
+                         aligned code (launch(aligned_code = true)).
   --resource-usage       with a GPU --emit: print the assembler's report of the
                          kernel's registers, spills and shared memory (stderr)
   --list-passes          list the passes of the pipeline

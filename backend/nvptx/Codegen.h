@@ -28,7 +28,9 @@ struct TargetOptions {
   /// wholly valid (elementsOf; 16-bit loads by the words that cover them:
   /// wordsOf). The JIT sets it for a launch with a tensor
   /// off 16 bytes (rt::launchVariant), since it costs aligned launches
-  /// registers. FNK_UNALIGNED=1 sets it everywhere (fnkc too), =0 nowhere.
+  /// registers. Without effect where alignmentMatters says no (a kernel
+  /// with launch(aligned_code = true) gets the aligned code, as the JIT
+  /// runs it). FNK_UNALIGNED=1 sets it everywhere (fnkc too), =0 nowhere.
   bool unaligned = false;
 };
 

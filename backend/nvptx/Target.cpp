@@ -66,7 +66,9 @@ Status buildModule(const ir::Function& fn, const TargetOptions& opts, llvm::LLVM
   mod->setTargetTriple(llvm::Triple(kTriple));
   mod->setDataLayout(tm->createDataLayout());
   detail::Lowerer lowerer(*mod, fn);
-  lowerer.unaligned = unalignedCode(opts.unaligned);
+  // A kernel that asks for the aligned code alone gets it when asked for the
+  // other (as the JIT would run it); FNK_UNALIGNED=1 still forces it.
+  lowerer.unaligned = unalignedCode(opts.unaligned && alignmentMatters(fn));
   if (opts.body >= 0) {
     lowerer.decidedIf = ir::launchBranch(fn).iff;
     lowerer.decidedThen = opts.body == 1;

@@ -25,15 +25,33 @@ int64_t arangeLength(Value* v) {
   return d->attrs().getInt("end", 0);
 }
 
-/// A compare the full tile makes true: `arange(0, C) < n`, n a scalar of the
-/// body's entry block. Its (n, C), or {nullptr, 0}.
+/// Where a run-time extent n comes from, when a launch fixes it: an integer
+/// parameter (an argument of the body's entry block), or dim `axis` of a
+/// tensor parameter (tile.dim in the entry block). Null otherwise: a value
+/// computed from program ids or loads, which one branch per launch could
+/// not decide.
+struct ExtentSource {
+  const Value* param = nullptr;
+  int64_t axis = -1;  // -1: the integer parameter itself
+};
+ExtentSource extentSource(const Value* n, const Block& entry) {
+  int64_t axis = -1;
+  if (const Operation* d = n->definingOp(); d && d->kind() == OpKind::Dim && d->parentBlock() == &entry) {
+    axis = d->attrs().getInt("axis", -1);
+    n = d->operand(0);
+  }
+  if (n->definingOp() || n->ownerBlock() != &entry || (axis < 0 && !isInt(n->type().dtype))) return {};
+  return {n, axis};
+}
+
+/// A compare the full tile makes true: `arange(0, C) < n`, n a run-time
+/// extent (extentSource). Its (n, C), or {nullptr, 0}.
 std::pair<Value*, int64_t> fullTileCompare(const Operation& op, const Block& entry) {
   if (op.kind() != OpKind::Cmp || op.attrs().getStr("pred") != "lt") return {nullptr, 0};
   const int64_t c = arangeLength(op.operand(0));
   Value* n = unbroadcast(op.operand(1));
   if (c <= 0 || !n->type().isTile() || !n->type().shape.empty() || !isInt(n->type().dtype)) return {nullptr, 0};
-  const bool inEntry = n->definingOp() ? n->definingOp()->parentBlock() == &entry : n->ownerBlock() == &entry;
-  return inEntry ? std::pair{n, c} : std::pair<Value*, int64_t>{nullptr, 0};
+  return extentSource(n, entry).param ? std::pair{n, c} : std::pair<Value*, int64_t>{nullptr, 0};
 }
 
 /// Appends a copy of `op` (its regions too) to `dst`, its operands through
@@ -142,15 +160,9 @@ LaunchBranch launchBranch(const Function& f) {
     const Operation* c = cmp->operand(1)->definingOp();
     const int64_t* full = c && c->kind() == OpKind::Constant ? std::get_if<int64_t>(c->attrs().get("value")) : nullptr;
     if (!full) continue;
-    // n: a parameter (an argument of the body's entry block), or tile.dim of one.
-    const Value* n = cmp->operand(0);
-    int64_t axis = -1;
-    if (const Operation* d = n->definingOp(); d && d->kind() == OpKind::Dim) {
-      axis = d->attrs().getInt("axis", -1);
-      n = d->operand(0);
-    }
-    if (n->definingOp() || n->ownerBlock() != &body || (axis < 0 && !isInt(n->type().dtype))) continue;
-    return {op.get(), n->index(), axis, *full};
+    const ExtentSource n = extentSource(cmp->operand(0), body);
+    if (!n.param) continue;
+    return {op.get(), n.param->index(), n.axis, *full};
   }
   return {};
 }

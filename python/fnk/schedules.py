@@ -196,8 +196,17 @@ def odd_chunks(n, short_to, wide_from):
     return {"BLOCK_N": 4096, "WARPS": 16, "VEC": SHIFT_VEC}
 
 
-# The backward splits that shift their slices (VEC; shifted_split).
+# The backward splits that shift their slices (VEC; shifted_split), and those
+# that take a head tile where the slices have no room for the shift (HEAD).
 SHIFTED_SPLITS = ("rmsnorm_bwd_split_acc", "layernorm_bwd_split_acc", "rmsnorm_bwd_split_smem")
+HEAD_SPLITS = ("rmsnorm_bwd_split_acc",)
+
+
+def resident_at_128(launch):
+    """How many of the launch's per_sm CTAs fit an SM at once at 128
+    registers a thread: what ptxas can be asked for (CTAS) without spilling
+    what the split kernels hold."""
+    return min(launch.per_sm, REGS_PER_SM // (32 * launch.consts["WARPS"] * 128))
 
 
 def shifted_split(launch, n, dtype):
@@ -212,13 +221,23 @@ def shifted_split(launch, n, dtype):
     against 603 (346); over clusters of two, 4096x12001 (2 x 8192, P = 64 for 66)
     RMSNorm 185 against 213 (238), LayerNorm 212 against 239 (248), and
     8192x5001 (2 x 4096) RMSNorm 191 against 211 (240). Rows without room
-    keep their slices: a third CTA for the shift lost (8192x8191 RMSNorm 420
-    us over 3 x 4096 against 212)."""
+    for the shift (a third CTA for it lost: 8192x8191 RMSNorm 420 us over 3
+    x 4096 against 212) start their slices on the boundary past the row's
+    start instead, and the cluster's rank 0 holds the columns before it in
+    a head tile (HEAD = 1, HEAD_SPLITS), asking ptxas for the CTAs per SM
+    that fit at 128 registers (resident_at_128; unasked, 8 x 4096 at 8
+    warps took 144 registers, one CTA per SM, where the unshifted kernel
+    holds two): 8192x8191 over 2 x 4096 161.5 us against 212.9
+    (torch.compile 369.3; backend v37). The others keep their slices
+    unshifted."""
     c, b = launch.consts.get("CLUSTER", 0), launch.consts.get("BLOCK_N", 0)
-    if (dtype == "f32" or not off_alignment(n, dtype) or launch.kernel not in SHIFTED_SPLITS
-            or n + SHIFT_VEC - 1 > c * b):
+    if dtype == "f32" or not off_alignment(n, dtype) or launch.kernel not in SHIFTED_SPLITS:
         return launch
-    return launch._replace(consts={**launch.consts, "VEC": SHIFT_VEC})
+    if n + SHIFT_VEC - 1 <= c * b:
+        return launch._replace(consts={**launch.consts, "VEC": SHIFT_VEC})
+    if launch.kernel not in HEAD_SPLITS:
+        return launch
+    return launch._replace(consts={**launch.consts, "VEC": SHIFT_VEC, "HEAD": 1, "CTAS": resident_at_128(launch)})
 
 
 def rms_fwd(n, sms=132, resident=None, dtype="bf16"):
@@ -331,8 +350,8 @@ def rms_bwd(n, resident=None, m=None, sms=132, dtype="bf16", deterministic=False
     launch = shifted_split(_rms_bwd(n, resident, m, sms, dtype), n, dtype)
     if deterministic and launch.kernel == "rmsnorm_bwd_split_acc":
         # per_sm CTAs at 128 registers a thread, what the accumulating kernel takes unasked
-        fits = launch.per_sm * 32 * launch.consts["WARPS"] * 128 <= REGS_PER_SM
-        return _storing(launch, CTAS=launch.per_sm if fits else 1)
+        ctas = resident_at_128(launch)
+        return _storing(launch, CTAS=ctas if ctas == launch.per_sm else 1)
     return launch
 
 

@@ -66,12 +66,18 @@ def test_rms_split_shifted(rms, n, kernel):
     rmsnorm_bwd_split_smem (one partial row per cluster) with clusters whose slices start (pid * N) % 8
     columns early (P a multiple of 8, so every row a cluster walks has that shift): dx, and dw's column
     sums, against float64."""
-    m = 37
-    x, w, dy, x64, dy64, w64 = grads(m, n, 7 * n)
-    r64 = 1 / np.sqrt((x64 * x64).mean(axis=1) + 1e-6)
-    rstd = r64.astype(np.float32)
+    x, w, dy, x64, dy64, w64 = grads(37, n, 7 * n)
     cluster = 8 if n > 500 else 4  # N + VEC - 1 columns over CLUSTER slices of 128
     consts = dict(BLOCK_N=128, CLUSTER=cluster, WARPS=2, L2=0, VEC=8, T="f32")
+    check_rms_split(rms, kernel, consts, x, w, dy, x64, dy64, w64)
+
+
+def check_rms_split(rms, kernel, consts, x, w, dy, x64, dy64, w64):
+    """Runs an RMSNorm backward split over P = 8 clusters (kernel: rmsnorm_bwd_split_acc into 3 rows of zeros,
+    else one partial row per cluster) and checks dx and dw's column sums against float64."""
+    n = x.shape[1]
+    r64 = 1 / np.sqrt((x64 * x64).mean(axis=1) + 1e-6)
+    rstd = r64.astype(np.float32)
     dx = np.full_like(x, np.nan)
     if kernel.endswith("_acc"):
         sums = np.zeros((3, n), np.float32)
@@ -83,6 +89,18 @@ def test_rms_split_shifted(rms, n, kernel):
     k = (g * x64).sum(axis=1) * r64 ** 3 / n
     close(dx, g * r64[:, None] - x64 * k[:, None], "dx")
     close(sums.sum(axis=0), (dy64 * x64 * r64[:, None]).sum(axis=0), "dw")
+
+
+@pytest.mark.parametrize("n", [7, 250, 255, 256])
+@pytest.mark.parametrize("vec", [8, 4])
+@pytest.mark.parametrize("kernel", ["rmsnorm_bwd_split_acc", "rmsnorm_bwd_split"])
+def test_rms_split_head(rms, n, vec, kernel):
+    """HEAD = 1: the cluster's slices start t = (VEC - (pid * N) % VEC) % VEC columns late (split_cols) and
+    rank 0 holds the t columns before them in a head tile (head_mask), on rows that fill the slices (N up to
+    CLUSTER * BLOCK_N = 256, where the early shift has no room), at every shift: dx and dw against float64."""
+    x, w, dy, x64, dy64, w64 = grads(37, n, 13 * n + vec)
+    consts = dict(BLOCK_N=128, CLUSTER=2, WARPS=2, L2=0, VEC=vec, HEAD=1, T="f32")
+    check_rms_split(rms, kernel, consts, x, w, dy, x64, dy64, w64)
 
 
 def test_shifted_split_needs_one_shift_per_cluster(rms):

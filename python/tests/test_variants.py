@@ -45,24 +45,3 @@ def test_rms_fwd_chunks_hint(var, n, hints):
     r64 = 1 / np.sqrt((x64 * x64).mean(axis=1) + 1e-6)
     close(rstd, r64, "rstd")
     close(y, x64 * r64[:, None] * w, "y")
-
-
-@pytest.mark.parametrize("n", [7, 250, 255, 256])
-@pytest.mark.parametrize("vec", [8, 4])
-def test_rms_bwd_head_split_acc(var, n, vec):
-    """rms_bwd_head_split_acc: slices that start t = (VEC - (pid * N) % VEC) % VEC columns late and a head
-    tile for the t before them, on rows that fill the slices (N up to CLUSTER * BLOCK_N = 256, where the
-    stdlib's shift has no room), at every shift: dx, and dw's column sums over the R rows of dw_acc, against
-    float64."""
-    m, R = 37, 3
-    x, w, _ = rows(m, n, 13 * n + vec)
-    dy = np.random.default_rng(n + vec).standard_normal((m, n)).astype(np.float32)
-    x64, dy64, w64 = x.astype(np.float64), dy.astype(np.float64), w.astype(np.float64)
-    r64 = 1 / np.sqrt((x64 * x64).mean(axis=1) + 1e-6)
-    dx, acc = np.full_like(x, np.nan), np.zeros((R, n), np.float32)
-    var.rms_bwd_head_split_acc(x, w, dy, r64.astype(np.float32), dx, acc, BLOCK_N=128, CLUSTER=2, WARPS=2, L2=0,
-                               P=8, VEC=vec, T="f32")
-    g = dy64 * w64
-    k = (g * x64).sum(axis=1) * r64 ** 3 / n
-    close(dx, g * r64[:, None] - x64 * k[:, None], "dx")
-    close(acc.sum(axis=0), (dy64 * x64 * r64[:, None]).sum(axis=0), "dw")

@@ -116,10 +116,13 @@ def split_cases(x, w, dy, cluster, min_block, fwd_p):
     for kernel in ("rmsnorm_bwd_split", "rmsnorm_bwd_split_smem"):
         yield ("stdlib/norm/rmsnorm.fnk", kernel, {"x": x, "w": w, "dy": dy, "rstd": _rstd(x)},
                ["dx", "dw_partial"], {}, {"P": 8}, shifted)
-    # Slices without room for the shift that start on the boundary past the row's start, a head tile for the
-    # columns before it (bench/variants.fnk, backend v36; not yet timed).
-    yield ("bench/variants.fnk", "rms_bwd_head_split_acc", {"x": x, "w": w, "dy": dy, "rstd": _rstd(x)},
-           ["dx", "dw_acc"], {}, {"R": 2}, {**split, "P": 8})
+    # Slices without room for the shift (HEAD = 1, fnk.torch's where N + 7 > CLUSTER * BLOCK_N): they start
+    # on the 16-byte boundary past the row's start, and rank 0 holds the columns before it in a head tile.
+    head = {**split, "VEC": 8, "HEAD": 1}
+    yield ("stdlib/norm/rmsnorm.fnk", "rmsnorm_bwd_split_acc", {"x": x, "w": w, "dy": dy, "rstd": _rstd(x)},
+           ["dx", "dw_acc"], {}, {"R": 2}, {**head, "P": 8})
+    yield ("stdlib/norm/rmsnorm.fnk", "rmsnorm_bwd_split", {"x": x, "w": w, "dy": dy, "rstd": _rstd(x)},
+           ["dx", "dw_partial"], {}, {"P": 8}, head)
     b = np.random.default_rng(x.shape[-1]).standard_normal(x.shape[-1])
     # w and b held, and read per row at two CTAs per SM (fnk.torch's for 6144 columns and rows that fill clusters).
     for per_row in ({}, {"HOLD": "false", "CTAS": 2}):

@@ -30,10 +30,12 @@ def close(a, b, dtype, what):
                                    (4, 20000), (3, 65536), (9, 262144),
                                    # ragged rows: over 7 x 2048, 10 x 4096, 12 x 8192, 12 x 16384; chunks (17000)
                                    (5, 14000), (6, 40000), (3, 98304), (2, 196608), (3, 17000),
-                                   # 16-bit rows off alignment (backend v36): shifted chunks forward; backward
-                                   # over 2 x 4096 (unshifted: no room), 2 x 4096 and 2 x 8192 shifted, and
-                                   # 5 and 9 shifted 16384-column slices, with fewer rows than clusters
-                                   (2, 8191), (3, 5001), (3, 12001), (2, 65537), (2, 131071)])
+                                   # 16-bit rows off alignment (backend v36-v37): shifted chunks forward;
+                                   # backward over 2 x 4096 and 2 x 8192 with a head tile (no room for the
+                                   # shift), 2 x 4096 and 2 x 8192 shifted, and 5 and 9 shifted 16384-column
+                                   # slices, with fewer rows than clusters and (8191, 16383) more
+                                   (2, 8191), (3, 5001), (3, 12001), (2, 65537), (2, 131071), (300, 8191),
+                                   (200, 16383)])
 def test_rms_norm_matches_torch(shape, dtype):
     g = torch.Generator(device="cuda").manual_seed(sum(shape))
     x = torch.randn(*shape, device="cuda", generator=g).to(dtype).requires_grad_()
@@ -78,9 +80,10 @@ def test_norm_backward_workspace_on_two_streams(norm, m, n):
             close(a, e, torch.float32, f"{name}, call {i}")
 
 
-# 65537: the shifted splits (rmsnorm_bwd_split_smem, layernorm_bwd_split), P a multiple of 8
+# 65537: the shifted splits (rmsnorm_bwd_split_smem, layernorm_bwd_split), P a multiple of 8; 8191: the
+# storing split with a head tile (rmsnorm_bwd_split, HEAD = 1)
 @pytest.mark.parametrize("norm,m,n", [("rms", 2048, 8192), ("rms", 40, 65536), ("ln", 4096, 16384), ("rms", 40, 65537),
-                                      ("ln", 40, 65537)])
+                                      ("ln", 40, 65537), ("rms", 300, 8191)])
 def test_deterministic_gradients(norm, m, n):
     """Under torch.use_deterministic_algorithms(True) the wide-row backwards
     keep one row of partials per cluster, summed in order (by default several

@@ -37,7 +37,7 @@ TEST(LaunchGrid, FromShapesAlone) {
   HostArray x2{ir::DType::BF16, {37, 1100}, {}}, w2{ir::DType::BF16, {1100}, {}}, part2{ir::DType::F32, {5, 1100}, {}};
   s = interp::launchGrid(*f, {&x2, &w2, &x2, &r, &x2, &part2}, g);
   ASSERT_FALSE(s);
-  EXPECT_EQ(s.message(), "launch region: launch requirement 'N + VEC - 1 <= CLUSTER * BLOCK_N' does not hold for these "
+  EXPECT_EQ(s.message(), "launch region: launch requirement 'N <= CLUSTER * BLOCK_N' does not hold for these "
                          "arguments (M = 37, N = 1100, P = 5)");
   // Shapes are checked as run() checks them.
   s = interp::launchGrid(*f, {&x, &w2, &x, &r, &x, &part}, g);
