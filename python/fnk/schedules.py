@@ -199,7 +199,7 @@ def odd_chunks(n, short_to, wide_from):
 # The backward splits that shift their slices (VEC; shifted_split), and those
 # that take a head tile where the slices have no room for the shift (HEAD).
 SHIFTED_SPLITS = ("rmsnorm_bwd_split_acc", "layernorm_bwd_split_acc", "rmsnorm_bwd_split_smem")
-HEAD_SPLITS = ("rmsnorm_bwd_split_acc",)
+HEAD_SPLITS = ("rmsnorm_bwd_split_acc", "layernorm_bwd_split_acc")
 
 
 def resident_at_128(launch):
@@ -228,8 +228,9 @@ def shifted_split(launch, n, dtype):
     that fit at 128 registers (resident_at_128; unasked, 8 x 4096 at 8
     warps took 144 registers, one CTA per SM, where the unshifted kernel
     holds two): 8192x8191 over 2 x 4096 161.5 us against 212.9
-    (torch.compile 369.3; backend v37). The others keep their slices
-    unshifted."""
+    (torch.compile 369.3; backend v37); LayerNorm's accumulating split
+    the same (not timed). rmsnorm_bwd_split_smem keeps its slices
+    unshifted there."""
     c, b = launch.consts.get("CLUSTER", 0), launch.consts.get("BLOCK_N", 0)
     if dtype == "f32" or not off_alignment(n, dtype) or launch.kernel not in SHIFTED_SPLITS:
         return launch

@@ -147,28 +147,29 @@ def test_odd_widths_shift_the_splits_that_have_room():
     for n, dt in ((65536, "bf16"), (65537, "f32")):
         for sched in (schedules.rms_bwd, schedules.ln_bwd):
             assert "VEC" not in sched(n, m=1024, sms=SMS, dtype=dt).consts, (sched, n, dt)
-    for n in (8191, 16383):
-        assert "VEC" not in schedules.ln_bwd(n, m=1024, sms=SMS).consts, n
+    assert "VEC" not in schedules.ln_bwd(8191, m=1024, sms=SMS).consts  # the row kernel
 
 
 def test_odd_widths_without_room_take_a_head_tile():
-    """RMSNorm's accumulating backward of 16-bit rows off alignment whose
-    slices have no room for the shift (n + 7 > CLUSTER * BLOCK_N) starts
-    them on the boundary past the row's start, with a head tile (HEAD = 1,
-    VEC = 8), asking ptxas for the CTAs that fit at 128 registers (backend
-    v37: 8192x8191 161.5 us against 212.9); the deterministic form keeps
-    the head; rows with room shift instead; LayerNorm keeps its slices."""
-    for n, ctas in ((8191, 2), (8186, 2), (16383, 1), (32767, 2), (65535, 2)):
-        launch = schedules.rms_bwd(n, m=1024, sms=SMS)
-        assert launch.kernel == "rmsnorm_bwd_split_acc", (n, launch)
-        assert (launch.consts["VEC"], launch.consts["HEAD"], launch.consts["CTAS"]) == (8, 1, ctas), (n, launch)
-        assert n + 7 > launch.consts["CLUSTER"] * launch.consts["BLOCK_N"] >= n
-        assert schedules.partial_rows(1024, SMS, launch) % 8 == 0
-        det = schedules.rms_bwd(n, m=1024, sms=SMS, deterministic=True)
-        assert det.kernel == "rmsnorm_bwd_split" and det.consts["HEAD"] == 1, (n, det)
-    for n in (8185, 12001):
-        assert "HEAD" not in schedules.rms_bwd(n, m=1024, sms=SMS).consts, n
-    assert "HEAD" not in schedules.rms_bwd(8191, m=1024, sms=SMS, dtype="f32").consts
+    """The accumulating backwards of 16-bit rows off alignment whose slices
+    have no room for the shift (n + 7 > CLUSTER * BLOCK_N) start them on the
+    boundary past the row's start, with a head tile (HEAD = 1, VEC = 8),
+    asking ptxas for the CTAs that fit at 128 registers (backend v37:
+    RMSNorm 8192x8191 161.5 us against 212.9); the deterministic forms keep
+    the head; rows with room shift instead; float32 keeps its slices."""
+    for sched, cases in ((schedules.rms_bwd, ((8191, 2), (8186, 2), (16383, 1), (32767, 2), (65535, 2))),
+                         (schedules.ln_bwd, ((16383, 1), (32767, 2), (65535, 2)))):
+        for n, ctas in cases:
+            launch = sched(n, m=1024, sms=SMS)
+            assert launch.kernel in schedules.HEAD_SPLITS, (n, launch)
+            assert (launch.consts["VEC"], launch.consts["HEAD"], launch.consts["CTAS"]) == (8, 1, ctas), (n, launch)
+            assert n + 7 > launch.consts["CLUSTER"] * launch.consts["BLOCK_N"] >= n
+            assert schedules.partial_rows(1024, SMS, launch) % 8 == 0
+            det = sched(n, m=1024, sms=SMS, deterministic=True)
+            assert det.kernel == launch.kernel.removesuffix("_acc") and det.consts["HEAD"] == 1, (n, det)
+        for n in (8185, 12001):
+            assert "HEAD" not in sched(n, m=1024, sms=SMS).consts, n
+        assert "HEAD" not in sched(16383, m=1024, sms=SMS, dtype="f32").consts
 
 
 def test_rows_past_eight_slices_of_8192_take_slices_of_16384():

@@ -118,17 +118,19 @@ def test_shifted_split_needs_one_shift_per_cluster(rms):
     assert np.isnan(dx).all() and not acc.any() and np.isnan(partial).all(), "a refused launch wrote its outputs"
 
 
-@pytest.mark.parametrize("n", [7, 1003])
+@pytest.mark.parametrize("n,head", [(7, 0), (1003, 0), (7, 1), (250, 1), (256, 1)])
 @pytest.mark.parametrize("ws,pf", [(0, 1), (1, 0), (1, 1)])
 @pytest.mark.parametrize("acc", [True, False])
-def test_ln_split_shifted(ln, n, ws, pf, acc):
-    """layernorm_bwd_split_acc and layernorm_bwd_split shifted as test_rms_split_shifted's: dx, and dw and db
-    summed over their rows, against float64 (w's slice in registers and in shared memory)."""
+def test_ln_split_shifted(ln, n, head, ws, pf, acc):
+    """layernorm_bwd_split_acc and layernorm_bwd_split shifted as test_rms_split_shifted's, and with a head
+    tile as test_rms_split_head's (HEAD = 1, rows that fill 2 x 128): dx, and dw and db summed over their rows,
+    against float64 (w's slice in registers and in shared memory)."""
     m = 37
-    x, w, dy, x64, dy64, w64 = grads(m, n, 11 * n)
+    x, w, dy, x64, dy64, w64 = grads(m, n, 11 * n + head)
     mu64, r64 = ln_stats(x64)
     dx = np.full_like(x, np.nan)
-    consts = dict(BLOCK_N=128, CLUSTER=8 if n > 500 else 4, WARPS=2, L2=0, WS=ws, PF=pf, VEC=8, T="f32")
+    cluster = 2 if head else 8 if n > 500 else 4
+    consts = dict(BLOCK_N=128, CLUSTER=cluster, WARPS=2, L2=0, WS=ws, PF=pf, VEC=8, HEAD=head, T="f32")
     stats = (mu64.astype(np.float32), r64.astype(np.float32))
     if acc:
         dw, db = np.zeros((3, n), np.float32), np.zeros((3, n), np.float32)

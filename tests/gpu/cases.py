@@ -144,6 +144,12 @@ def split_cases(x, w, dy, cluster, min_block, fwd_p):
         yield ("stdlib/norm/layernorm.fnk", "layernorm_bwd_split",
                {"x": x, "w": w, "dy": dy, "mean": mu, "rstd": r}, ["dx", "dw_partial", "db_partial"], {}, {"P": 3},
                {**split, "PF": pf, "WS": ws})
+    # Both with a head tile (HEAD = 1), as the RMSNorm splits above.
+    yield ("stdlib/norm/layernorm.fnk", "layernorm_bwd_split_acc",
+           {"x": x, "w": w, "dy": dy, "mean": mu, "rstd": r}, ["dx", "dw_acc", "db_acc"], {}, {"R": 2},
+           {**head, "P": 8})
+    yield ("stdlib/norm/layernorm.fnk", "layernorm_bwd_split",
+           {"x": x, "w": w, "dy": dy, "mean": mu, "rstd": r}, ["dx", "dw_partial", "db_partial"], {}, {"P": 8}, head)
     # The rings of bench/variants.fnk (copy_async): x (and dy) staged rows ahead in shared memory.
     yield ("bench/variants.fnk", "rms_fwd_split_ring", {"x": x, "w": w}, ["y", "rstd"], {"eps": 1e-5}, {},
            {**split, "P": fwd_p, "S": 3})
