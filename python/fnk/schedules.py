@@ -227,10 +227,12 @@ def shifted_split(launch, n, dtype):
     a head tile (HEAD = 1, HEAD_SPLITS), asking ptxas for the CTAs per SM
     that fit at 128 registers (resident_at_128; unasked, 8 x 4096 at 8
     warps took 144 registers, one CTA per SM, where the unshifted kernel
-    holds two): 8192x8191 over 2 x 4096 161.5 us against 212.9
-    (torch.compile 369.3; backend v37); LayerNorm's accumulating split
-    the same (not timed). rmsnorm_bwd_split_smem keeps its slices
-    unshifted there."""
+    holds two). Backend v37, us, against the unshifted slices and
+    torch.compile: RMSNorm 8192x8191 (2 x 4096) 153 against 212 (368),
+    4096x16383 (2 x 8192) 171 against 232 (274), 2048x32767 (8 x 4096) 173
+    against 292 (311); LayerNorm 4096x16383 197 against 256 (284-294),
+    2048x32767 227 against 352 (322). rmsnorm_bwd_split_smem keeps its
+    slices unshifted there."""
     c, b = launch.consts.get("CLUSTER", 0), launch.consts.get("BLOCK_N", 0)
     if dtype == "f32" or not off_alignment(n, dtype) or launch.kernel not in SHIFTED_SPLITS:
         return launch
