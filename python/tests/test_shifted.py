@@ -93,7 +93,7 @@ def check_rms_split(rms, kernel, consts, x, w, dy, x64, dy64, w64):
 
 @pytest.mark.parametrize("n", [7, 250, 255, 256])
 @pytest.mark.parametrize("vec", [8, 4])
-@pytest.mark.parametrize("kernel", ["rmsnorm_bwd_split_acc", "rmsnorm_bwd_split"])
+@pytest.mark.parametrize("kernel", ["rmsnorm_bwd_split_acc", "rmsnorm_bwd_split", "rmsnorm_bwd_split_smem"])
 def test_rms_split_head(rms, n, vec, kernel):
     """HEAD = 1: the cluster's slices start t = (VEC - (pid * N) % VEC) % VEC columns late (split_cols) and
     rank 0 holds the t columns before them in a head tile (head_mask), on rows that fill the slices (N up to

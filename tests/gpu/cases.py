@@ -121,8 +121,9 @@ def split_cases(x, w, dy, cluster, min_block, fwd_p):
     head = {**split, "VEC": 8, "HEAD": 1}
     yield ("stdlib/norm/rmsnorm.fnk", "rmsnorm_bwd_split_acc", {"x": x, "w": w, "dy": dy, "rstd": _rstd(x)},
            ["dx", "dw_acc"], {}, {"R": 2}, {**head, "P": 8})
-    yield ("stdlib/norm/rmsnorm.fnk", "rmsnorm_bwd_split", {"x": x, "w": w, "dy": dy, "rstd": _rstd(x)},
-           ["dx", "dw_partial"], {}, {"P": 8}, head)
+    for kernel in ("rmsnorm_bwd_split", "rmsnorm_bwd_split_smem"):
+        yield ("stdlib/norm/rmsnorm.fnk", kernel, {"x": x, "w": w, "dy": dy, "rstd": _rstd(x)},
+               ["dx", "dw_partial"], {}, {"P": 8}, head)
     b = np.random.default_rng(x.shape[-1]).standard_normal(x.shape[-1])
     # w and b held, and read per row at two CTAs per SM (fnk.torch's for 6144 columns and rows that fill clusters).
     for per_row in ({}, {"HOLD": "false", "CTAS": 2}):
