@@ -199,7 +199,14 @@ def odd_chunks(n, short_to, wide_from):
 # The backward splits that shift their slices (VEC; shifted_split), and those
 # that take a head tile where the slices have no room for the shift (HEAD).
 SHIFTED_SPLITS = ("rmsnorm_bwd_split_acc", "layernorm_bwd_split_acc", "rmsnorm_bwd_split_smem")
-HEAD_SPLITS = ("rmsnorm_bwd_split_acc", "layernorm_bwd_split_acc")
+HEAD_SPLITS = ("rmsnorm_bwd_split_acc", "layernorm_bwd_split_acc", "rmsnorm_bwd_split_smem")
+
+
+def needs_head(n, c, b, dtype):
+    """Whether a split of c slices of b columns over 16-bit rows of n off
+    alignment has no room for the shift (n + 7 > c * b), so that its slices
+    start late and a head tile holds the columns before them (HEAD = 1)."""
+    return dtype != "f32" and off_alignment(n, dtype) and n + SHIFT_VEC - 1 > c * b
 
 
 def resident_at_128(launch):
@@ -236,7 +243,7 @@ def shifted_split(launch, n, dtype):
     c, b = launch.consts.get("CLUSTER", 0), launch.consts.get("BLOCK_N", 0)
     if dtype == "f32" or not off_alignment(n, dtype) or launch.kernel not in SHIFTED_SPLITS:
         return launch
-    if n + SHIFT_VEC - 1 <= c * b:
+    if not needs_head(n, c, b, dtype):
         return launch._replace(consts={**launch.consts, "VEC": SHIFT_VEC})
     if launch.kernel not in HEAD_SPLITS:
         return launch
@@ -382,8 +389,9 @@ def _rms_bwd(n, resident, m, sms, dtype):
     c, b = wide_slices(n, c, b, dtype) or (c, b)
     if b >= 16384:
         # float32 without the next row loaded ahead: with it ptxas spills 440 bytes, and 1024x262144 ran 2150 us
-        # against 1225 (backend v21)
-        consts = {"BLOCK_N": b, "CLUSTER": c, "WARPS": warps, **({"PF": 0} if dtype == "f32" else {})}
+        # against 1225 (backend v21); nor with a head tile (120 bytes; 512x131071 281 us against 310, v37)
+        pf = dtype == "f32" or needs_head(n, c, b, dtype)
+        consts = {"BLOCK_N": b, "CLUSTER": c, "WARPS": warps, **({"PF": 0} if pf else {})}
         return _resident_grid(Launch("rmsnorm_bwd_split_smem", consts, per_sm=6, cluster=c), resident)
     # exact slices of 1024 columns at 2 warps: 4 CTAs per SM's worth (13107x5120 117.3 us, 8: 122.5+)
     return Launch("rmsnorm_bwd_split_acc", {"BLOCK_N": b, "CLUSTER": c, "WARPS": warps},
@@ -528,8 +536,8 @@ def ln_bwd(n, m=None, sms=132, dtype="bf16", deterministic=False):
 def wide_slices(n, c, b, dtype):
     """(CLUSTER, 16384) for a 16-bit row whose backward split (c CTAs of b
     columns) takes more than 8 CTAs of 8192 columns: the fewest 16384-wide
-    slices that hold it and, off alignment, its shift (shifted_split); None
-    for any other split. The backwards' 8192-column CTAs run
+    slices that hold it (off alignment, shifted where they have room for the
+    shift, else with a head tile: shifted_split); None for any other split. The backwards' 8192-column CTAs run
     16 warps at one CTA per SM, and clusters of 9 to 16 of them leave SMs of
     a GPC idle; a third to half as many CTAs of 16384 columns (w and the
     column sums in shared memory) fill them better. Backend v36, the RMSNorm
@@ -541,10 +549,13 @@ def wide_slices(n, c, b, dtype):
     (layernorm_bwd_split_acc, w's slice in shared memory, no row loaded
     ahead: at 16384 columns that spills), off alignment only (not measured
     on rows of whole pieces): 1024x65537 322 against 479 (5 against 9;
-    torch.compile 344), 512x131071 419 against 438 (9 against 16; 345)."""
+    torch.compile 344), 512x131071 419 against 438 (9 against 16; 345).
+    Backend v37, 512x131071 over 8 x 16384 with a head tile instead of 9
+    shifted: RMSNorm 281 (its row not loaded ahead, 16 clusters) against
+    329, LayerNorm 299 against 418 (torch.compile 328 and 344)."""
     if dtype == "f32" or b != 8192 or c <= 8:
         return None
-    return -(-(n + (SHIFT_VEC - 1 if off_alignment(n, dtype) else 0)) // 16384), 16384
+    return -(-n // 16384), 16384
 
 
 def _ln_bwd(n, m, sms, dtype):

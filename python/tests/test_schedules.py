@@ -178,17 +178,22 @@ def test_rows_past_eight_slices_of_8192_take_slices_of_16384():
     shift, off alignment): RMSNorm always (rmsnorm_bwd_split_smem; backend
     v36: 1024x65544 230 us against 296, 682x98304 150 against 170),
     LayerNorm off alignment (layernorm_bwd_split_acc, w in shared memory, no
-    row ahead: 1024x65537 372 against 479). float32 and rows within 8 slices
-    keep theirs."""
-    for n, c, vec in ((65544, 5, None), (98304, 6, None), (65537, 5, 8), (98311, 7, 8), (131071, 9, 8)):
+    row ahead: 1024x65537 372 against 479). Off alignment without room for
+    the shift, the same count with a head tile (backend v37: 512x131071
+    over 8 x 16384, RMSNorm without the row ahead). float32 and rows within
+    8 slices keep theirs."""
+    for n, c, vec in ((65544, 5, None), (98304, 6, None), (65537, 5, 8), (98311, 7, 8), (131071, 8, 8)):
+        head = {"HEAD": 1, "CTAS": 1} if n == 131071 else {}
         launch = schedules.rms_bwd(n, m=1024, sms=SMS)
         assert (launch.kernel, launch.cluster, launch.consts["BLOCK_N"], launch.consts["CLUSTER"]) == \
             ("rmsnorm_bwd_split_smem", c, 16384, c), (n, launch)
-        assert launch.consts.get("VEC") == vec
+        assert launch.consts.get("VEC") == vec and launch.consts.get("HEAD") == head.get("HEAD"), (n, launch)
+        assert launch.consts.get("PF", 1) == (0 if head else 1), (n, launch)
         ln = schedules.ln_bwd(n, m=1024, sms=SMS)
         if vec:
             assert ln == schedules.Launch("layernorm_bwd_split_acc", {"BLOCK_N": 16384, "CLUSTER": c, "WARPS": 16,
-                                                                      "WS": 1, "PF": 0, "VEC": 8}, per_sm=8, cluster=c)
+                                                                      "WS": 1, "PF": 0, "VEC": 8, **head},
+                                          per_sm=8, cluster=c), (n, ln)
         else:
             assert ln.consts["BLOCK_N"] == 8192, (n, ln)
     for n in (65536, 40001):

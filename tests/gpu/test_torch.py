@@ -31,9 +31,9 @@ def close(a, b, dtype, what):
                                    # ragged rows: over 7 x 2048, 10 x 4096, 12 x 8192, 12 x 16384; chunks (17000)
                                    (5, 14000), (6, 40000), (3, 98304), (2, 196608), (3, 17000),
                                    # 16-bit rows off alignment (backend v36-v37): shifted chunks forward;
-                                   # backward over 2 x 4096 and 2 x 8192 with a head tile (no room for the
-                                   # shift), 2 x 4096 and 2 x 8192 shifted, and 5 and 9 shifted 16384-column
-                                   # slices, with fewer rows than clusters and (8191, 16383) more
+                                   # backward over 2 x 4096, 2 x 8192 and 8 x 16384 with a head tile (no
+                                   # room for the shift), 2 x 4096, 2 x 8192 and 5 x 16384 shifted, with
+                                   # fewer rows than clusters and (8191, 16383) more
                                    (2, 8191), (3, 5001), (3, 12001), (2, 65537), (2, 131071), (300, 8191),
                                    (200, 16383)])
 def test_rms_norm_matches_torch(shape, dtype):
@@ -208,8 +208,9 @@ def test_rms_norm_backward_workspace_waits_for_the_other_stream():
                                    (9, 6144), (4, 20000), (5, 16000), (7, 10240), (3, 65536), (2, 131072),
                                    (3, 100000), (2, 200000), (5, 14000), (6, 40000), (3, 98304), (2, 196608),
                                    # 16-bit rows off alignment (backend v36-v37), as in
-                                   # test_rms_norm_matches_torch (16383: the split with a head tile)
-                                   (2, 8191), (3, 5001), (3, 12001), (2, 65537), (2, 98311), (200, 16383)])
+                                   # test_rms_norm_matches_torch (16383, 131071: splits with a head tile)
+                                   (2, 8191), (3, 5001), (3, 12001), (2, 65537), (2, 98311), (200, 16383),
+                                   (20, 131071)])
 def test_layer_norm_matches_torch(shape, dtype):
     g = torch.Generator(device="cuda").manual_seed(7 + sum(shape))
     n = shape[-1]
