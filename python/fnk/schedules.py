@@ -390,9 +390,11 @@ def _rms_bwd(n, resident, m, sms, dtype):
     if b >= 16384:
         # float32 without the next row loaded ahead: with it ptxas spills 440 bytes, and 1024x262144 ran 2150 us
         # against 1225 (backend v21); nor with a head tile (120 bytes; 512x131071 281 us against 310, v37)
-        pf = dtype == "f32" or needs_head(n, c, b, dtype)
-        consts = {"BLOCK_N": b, "CLUSTER": c, "WARPS": warps, **({"PF": 0} if pf else {})}
-        return _resident_grid(Launch("rmsnorm_bwd_split_smem", consts, per_sm=6, cluster=c), resident)
+        head = needs_head(n, c, b, dtype)
+        consts = {"BLOCK_N": b, "CLUSTER": c, "WARPS": warps, **({"PF": 0} if head or dtype == "f32" else {})}
+        # with a head, one CTA per SM's worth of clusters, each walking more rows (512x131071 over 8 x 16384: 16
+        # clusters, as timed in backend v37)
+        return _resident_grid(Launch("rmsnorm_bwd_split_smem", consts, per_sm=1 if head else 6, cluster=c), resident)
     # exact slices of 1024 columns at 2 warps: 4 CTAs per SM's worth (13107x5120 117.3 us, 8: 122.5+)
     return Launch("rmsnorm_bwd_split_acc", {"BLOCK_N": b, "CLUSTER": c, "WARPS": warps},
                   per_sm=1 if c == 2 else 4 if warps == 2 else 8, cluster=c)
@@ -551,8 +553,9 @@ def wide_slices(n, c, b, dtype):
     on rows of whole pieces): 1024x65537 322 against 479 (5 against 9;
     torch.compile 344), 512x131071 419 against 438 (9 against 16; 345).
     Backend v37, 512x131071 over 8 x 16384 with a head tile instead of 9
-    shifted: RMSNorm 281 (its row not loaded ahead, 16 clusters) against
-    329, LayerNorm 299 against 418 (torch.compile 328 and 344)."""
+    shifted: RMSNorm 281 (its row not loaded ahead, 16 clusters, each
+    walking 32 rows) against 329, LayerNorm 299 against 418 (torch.compile
+    328 and 344)."""
     if dtype == "f32" or b != 8192 or c <= 8:
         return None
     return -(-n // 16384), 16384

@@ -189,6 +189,8 @@ def test_rows_past_eight_slices_of_8192_take_slices_of_16384():
             ("rmsnorm_bwd_split_smem", c, 16384, c), (n, launch)
         assert launch.consts.get("VEC") == vec and launch.consts.get("HEAD") == head.get("HEAD"), (n, launch)
         assert launch.consts.get("PF", 1) == (0 if head else 1), (n, launch)
+        if head:  # one CTA per SM's worth of clusters, as timed
+            assert schedules.partial_rows(1024, SMS, launch) == 16
         ln = schedules.ln_bwd(n, m=1024, sms=SMS)
         if vec:
             assert ln == schedules.Launch("layernorm_bwd_split_acc", {"BLOCK_N": 16384, "CLUSTER": c, "WARPS": 16,
