@@ -205,7 +205,7 @@ HEAD_SPLITS = ("rmsnorm_bwd_split_acc", "layernorm_bwd_split_acc", "rmsnorm_bwd_
 def needs_head(n, c, b, dtype):
     """Whether a split of c slices of b columns over 16-bit rows of n off
     alignment has no room for the shift (n + 7 > c * b), so that its slices
-    start late and a head tile holds the columns before them (HEAD = 1)."""
+    start late and a head tile holds the columns before them (HEAD = true)."""
     return dtype != "f32" and off_alignment(n, dtype) and n + SHIFT_VEC - 1 > c * b
 
 
@@ -231,7 +231,7 @@ def shifted_split(launch, n, dtype):
     for the shift (a third CTA for it lost: 8192x8191 RMSNorm 420 us over 3
     x 4096 against 212) start their slices on the boundary past the row's
     start instead, and the cluster's rank 0 holds the columns before it in
-    a head tile (HEAD = 1, HEAD_SPLITS), asking ptxas for the CTAs per SM
+    a head tile (HEAD = true, HEAD_SPLITS), asking ptxas for the CTAs per SM
     that fit at 128 registers (resident_at_128; unasked, 8 x 4096 at 8
     warps took 144 registers, one CTA per SM, where the unshifted kernel
     holds two). Backend v37, us, against the unshifted slices and
@@ -247,7 +247,7 @@ def shifted_split(launch, n, dtype):
         return launch._replace(consts={**launch.consts, "VEC": SHIFT_VEC})
     if launch.kernel not in HEAD_SPLITS:
         return launch
-    return launch._replace(consts={**launch.consts, "VEC": SHIFT_VEC, "HEAD": 1, "CTAS": resident_at_128(launch)})
+    return launch._replace(consts={**launch.consts, "VEC": SHIFT_VEC, "HEAD": True, "CTAS": resident_at_128(launch)})
 
 
 def rms_fwd(n, sms=132, resident=None, dtype="bf16"):

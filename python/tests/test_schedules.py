@@ -153,7 +153,7 @@ def test_odd_widths_shift_the_splits_that_have_room():
 def test_odd_widths_without_room_take_a_head_tile():
     """The accumulating backwards of 16-bit rows off alignment whose slices
     have no room for the shift (n + 7 > CLUSTER * BLOCK_N) start them on the
-    boundary past the row's start, with a head tile (HEAD = 1, VEC = 8),
+    boundary past the row's start, with a head tile (HEAD = true, VEC = 8),
     asking ptxas for the CTAs that fit at 128 registers (backend v37:
     RMSNorm 8192x8191 161.5 us against 212.9); the deterministic forms keep
     the head; rows with room shift instead; float32 keeps its slices."""
@@ -162,11 +162,11 @@ def test_odd_widths_without_room_take_a_head_tile():
         for n, ctas in cases:
             launch = sched(n, m=1024, sms=SMS)
             assert launch.kernel in schedules.HEAD_SPLITS, (n, launch)
-            assert (launch.consts["VEC"], launch.consts["HEAD"], launch.consts["CTAS"]) == (8, 1, ctas), (n, launch)
+            assert (launch.consts["VEC"], launch.consts["HEAD"], launch.consts["CTAS"]) == (8, True, ctas), (n, launch)
             assert n + 7 > launch.consts["CLUSTER"] * launch.consts["BLOCK_N"] >= n
             assert schedules.partial_rows(1024, SMS, launch) % 8 == 0
             det = sched(n, m=1024, sms=SMS, deterministic=True)
-            assert det.kernel == launch.kernel.removesuffix("_acc") and det.consts["HEAD"] == 1, (n, det)
+            assert det.kernel == launch.kernel.removesuffix("_acc") and det.consts["HEAD"] is True, (n, det)
         for n in (8185, 12001):
             assert "HEAD" not in sched(n, m=1024, sms=SMS).consts, n
         assert "HEAD" not in sched(16383, m=1024, sms=SMS, dtype="f32").consts
@@ -183,7 +183,7 @@ def test_rows_past_eight_slices_of_8192_take_slices_of_16384():
     over 8 x 16384, RMSNorm without the row ahead). float32 and rows within
     8 slices keep theirs."""
     for n, c, vec in ((65544, 5, None), (98304, 6, None), (65537, 5, 8), (98311, 7, 8), (131071, 8, 8)):
-        head = {"HEAD": 1, "CTAS": 1} if n == 131071 else {}
+        head = {"HEAD": True, "CTAS": 1} if n == 131071 else {}
         launch = schedules.rms_bwd(n, m=1024, sms=SMS)
         assert (launch.kernel, launch.cluster, launch.consts["BLOCK_N"], launch.consts["CLUSTER"]) == \
             ("rmsnorm_bwd_split_smem", c, 16384, c), (n, launch)

@@ -95,11 +95,11 @@ def check_rms_split(rms, kernel, consts, x, w, dy, x64, dy64, w64):
 @pytest.mark.parametrize("vec", [8, 4])
 @pytest.mark.parametrize("kernel", ["rmsnorm_bwd_split_acc", "rmsnorm_bwd_split", "rmsnorm_bwd_split_smem"])
 def test_rms_split_head(rms, n, vec, kernel):
-    """HEAD = 1: the cluster's slices start t = (VEC - (pid * N) % VEC) % VEC columns late (split_cols) and
+    """HEAD = true: the cluster's slices start t = (VEC - (pid * N) % VEC) % VEC columns late (split_cols) and
     rank 0 holds the t columns before them in a head tile (head_mask), on rows that fill the slices (N up to
     CLUSTER * BLOCK_N = 256, where the early shift has no room), at every shift: dx and dw against float64."""
     x, w, dy, x64, dy64, w64 = grads(37, n, 13 * n + vec)
-    consts = dict(BLOCK_N=128, CLUSTER=2, WARPS=2, L2=0, VEC=vec, HEAD=1, T="f32")
+    consts = dict(BLOCK_N=128, CLUSTER=2, WARPS=2, L2=0, VEC=vec, HEAD=True, T="f32")
     check_rms_split(rms, kernel, consts, x, w, dy, x64, dy64, w64)
 
 
@@ -118,15 +118,15 @@ def test_shifted_split_needs_one_shift_per_cluster(rms):
     assert np.isnan(dx).all() and not acc.any() and np.isnan(partial).all(), "a refused launch wrote its outputs"
 
 
-@pytest.mark.parametrize("n,head", [(7, 0), (1003, 0), (7, 1), (250, 1), (256, 1)])
+@pytest.mark.parametrize("n,head", [(7, False), (1003, False), (7, True), (250, True), (256, True)])
 @pytest.mark.parametrize("ws,pf", [(0, 1), (1, 0), (1, 1)])
 @pytest.mark.parametrize("acc", [True, False])
 def test_ln_split_shifted(ln, n, head, ws, pf, acc):
     """layernorm_bwd_split_acc and layernorm_bwd_split shifted as test_rms_split_shifted's, and with a head
-    tile as test_rms_split_head's (HEAD = 1, rows that fill 2 x 128): dx, and dw and db summed over their rows,
+    tile as test_rms_split_head's (HEAD = true, rows that fill 2 x 128): dx, and dw and db summed over their rows,
     against float64 (w's slice in registers and in shared memory)."""
     m = 37
-    x, w, dy, x64, dy64, w64 = grads(m, n, 11 * n + head)
+    x, w, dy, x64, dy64, w64 = grads(m, n, 11 * n + int(head))
     mu64, r64 = ln_stats(x64)
     dx = np.full_like(x, np.nan)
     cluster = 2 if head else 8 if n > 500 else 4

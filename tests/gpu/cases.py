@@ -116,9 +116,9 @@ def split_cases(x, w, dy, cluster, min_block, fwd_p):
     for kernel in ("rmsnorm_bwd_split", "rmsnorm_bwd_split_smem"):
         yield ("stdlib/norm/rmsnorm.fnk", kernel, {"x": x, "w": w, "dy": dy, "rstd": _rstd(x)},
                ["dx", "dw_partial"], {}, {"P": 8}, shifted)
-    # Slices without room for the shift (HEAD = 1, fnk.torch's where N + 7 > CLUSTER * BLOCK_N): they start
+    # Slices without room for the shift (HEAD = true, fnk.torch's where N + 7 > CLUSTER * BLOCK_N): they start
     # on the 16-byte boundary past the row's start, and rank 0 holds the columns before it in a head tile.
-    head = {**split, "VEC": 8, "HEAD": 1}
+    head = {**split, "VEC": 8, "HEAD": "true"}
     yield ("stdlib/norm/rmsnorm.fnk", "rmsnorm_bwd_split_acc", {"x": x, "w": w, "dy": dy, "rstd": _rstd(x)},
            ["dx", "dw_acc"], {}, {"R": 2}, {**head, "P": 8})
     for kernel in ("rmsnorm_bwd_split", "rmsnorm_bwd_split_smem"):
@@ -145,7 +145,7 @@ def split_cases(x, w, dy, cluster, min_block, fwd_p):
         yield ("stdlib/norm/layernorm.fnk", "layernorm_bwd_split",
                {"x": x, "w": w, "dy": dy, "mean": mu, "rstd": r}, ["dx", "dw_partial", "db_partial"], {}, {"P": 3},
                {**split, "PF": pf, "WS": ws})
-    # Both with a head tile (HEAD = 1), as the RMSNorm splits above.
+    # Both with a head tile (HEAD = true), as the RMSNorm splits above.
     yield ("stdlib/norm/layernorm.fnk", "layernorm_bwd_split_acc",
            {"x": x, "w": w, "dy": dy, "mean": mu, "rstd": r}, ["dx", "dw_acc", "db_acc"], {}, {"R": 2},
            {**head, "P": 8})

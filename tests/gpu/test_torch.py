@@ -81,7 +81,7 @@ def test_norm_backward_workspace_on_two_streams(norm, m, n):
 
 
 # 65537: the shifted splits (rmsnorm_bwd_split_smem, layernorm_bwd_split), P a multiple of 8; 8191: the
-# storing split with a head tile (rmsnorm_bwd_split, HEAD = 1)
+# storing split with a head tile (rmsnorm_bwd_split, HEAD = true)
 @pytest.mark.parametrize("norm,m,n", [("rms", 2048, 8192), ("rms", 40, 65536), ("ln", 4096, 16384), ("rms", 40, 65537),
                                       ("ln", 40, 65537), ("rms", 300, 8191), ("ln", 200, 16383)])
 def test_deterministic_gradients(norm, m, n):
