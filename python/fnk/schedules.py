@@ -196,10 +196,9 @@ def odd_chunks(n, short_to, wide_from):
     return {"BLOCK_N": 4096, "WARPS": 16, "VEC": SHIFT_VEC}
 
 
-# The backward splits that shift their slices (VEC; shifted_split), and those
-# that take a head tile where the slices have no room for the shift (HEAD).
+# The backward splits that shift their slices (VEC), or where the slices have
+# no room for the shift take a head tile (HEAD; shifted_split).
 SHIFTED_SPLITS = ("rmsnorm_bwd_split_acc", "layernorm_bwd_split_acc", "rmsnorm_bwd_split_smem")
-HEAD_SPLITS = ("rmsnorm_bwd_split_acc", "layernorm_bwd_split_acc", "rmsnorm_bwd_split_smem")
 
 
 def needs_head(n, c, b, dtype):
@@ -231,22 +230,19 @@ def shifted_split(launch, n, dtype):
     for the shift (a third CTA for it lost: 8192x8191 RMSNorm 420 us over 3
     x 4096 against 212) start their slices on the boundary past the row's
     start instead, and the cluster's rank 0 holds the columns before it in
-    a head tile (HEAD = true, HEAD_SPLITS), asking ptxas for the CTAs per SM
+    a head tile (HEAD = true), asking ptxas for the CTAs per SM
     that fit at 128 registers (resident_at_128; unasked, 8 x 4096 at 8
     warps took 144 registers, one CTA per SM, where the unshifted kernel
     holds two). Backend v37, us, against the unshifted slices and
     torch.compile: RMSNorm 8192x8191 (2 x 4096) 153 against 212 (368),
     4096x16383 (2 x 8192) 171 against 232 (274), 2048x32767 (8 x 4096) 173
     against 292 (311); LayerNorm 4096x16383 197 against 256 (284-294),
-    2048x32767 227 against 352 (322). rmsnorm_bwd_split_smem keeps its
-    slices unshifted there."""
+    2048x32767 227 against 352 (322); over 16384-column slices, wide_slices."""
     c, b = launch.consts.get("CLUSTER", 0), launch.consts.get("BLOCK_N", 0)
     if dtype == "f32" or not off_alignment(n, dtype) or launch.kernel not in SHIFTED_SPLITS:
         return launch
     if not needs_head(n, c, b, dtype):
         return launch._replace(consts={**launch.consts, "VEC": SHIFT_VEC})
-    if launch.kernel not in HEAD_SPLITS:
-        return launch
     return launch._replace(consts={**launch.consts, "VEC": SHIFT_VEC, "HEAD": True, "CTAS": resident_at_128(launch)})
 
 
@@ -539,10 +535,11 @@ def wide_slices(n, c, b, dtype):
     """(CLUSTER, 16384) for a 16-bit row whose backward split (c CTAs of b
     columns) takes more than 8 CTAs of 8192 columns: the fewest 16384-wide
     slices that hold it (off alignment, shifted where they have room for the
-    shift, else with a head tile: shifted_split); None for any other split. The backwards' 8192-column CTAs run
-    16 warps at one CTA per SM, and clusters of 9 to 16 of them leave SMs of
-    a GPC idle; a third to half as many CTAs of 16384 columns (w and the
-    column sums in shared memory) fill them better. Backend v36, the RMSNorm
+    shift, else with a head tile: shifted_split); None for any other split.
+    The backwards' 8192-column CTAs run 16 warps at one CTA per SM, and
+    clusters of 9 to 16 of them leave SMs of a GPC idle; a third to half as
+    many CTAs of 16384 columns (w and the column sums in shared memory) fill
+    them better. Backend v36, the RMSNorm
     backward (rmsnorm_bwd_split_smem) against 8192-column slices, us:
     1024x65544 230 against 296 (5 x 16384 against 9 x 8192), 682x98304 150
     against 170 (6 against 12), shifted: 1024x65537 263 against 314 (5
