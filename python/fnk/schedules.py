@@ -355,9 +355,8 @@ def rms_bwd(n, resident=None, m=None, sms=132, dtype="bf16", deterministic=False
     kernel (asked for 8 CTAs of 8 warps, 3 x 4096 spilled 628 bytes)."""
     launch = shifted_split(_rms_bwd(n, resident, m, sms, dtype), n, dtype)
     if deterministic and launch.kernel == "rmsnorm_bwd_split_acc":
-        # per_sm CTAs at 128 registers a thread, what the accumulating kernel takes unasked
-        ctas = resident_at_128(launch)
-        return _storing(launch, CTAS=ctas if ctas == launch.per_sm else 1)
+        # per_sm CTAs where all fit at 128 registers a thread, what the accumulating kernel takes unasked
+        return _storing(launch, CTAS=launch.per_sm if resident_at_128(launch) == launch.per_sm else 1)
     return launch
 
 
