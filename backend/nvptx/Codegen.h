@@ -59,6 +59,7 @@ enum class Knob {
   WarpPush,            // FNK_WARP_PUSH (default 1): a CTA sum feeding a scalar cluster.reduce pushed by each warp
   KeepL2,              // FNK_KEEP_L2 (default 1): keep = true also asks L2 for evict_last (0: L1 alone)
   Unaligned,           // FNK_UNALIGNED: 1 always, 0 never, unset as TargetOptions::unaligned says
+  PartialChunks,       // FNK_PARTIAL_CHUNKS: 1 always, 0 never, unset in aligned_code kernels (Lowerer::partialChunks)
 };
 /// The knob's variable as an integer (a non-numeric text counts as 1), or
 /// `dflt` when it is unset or empty.

@@ -853,18 +853,50 @@ Status Lowerer::lowerFor(const ir::Operation& op) {
   const bool laneZero = !knob(Knob::UniformPrefetch);
   // (Any value every thread holds: a scalar or a one-element tile.)
   auto isScalarPf = [&](const ir::Operation* lop) { return laneZero && layoutOf(lop->result()->type().shape).uniform; };
-  auto lowerAt = [&](const ir::Operation* lop, llvm::Value* ivVal, TV& outTV) -> Status {
+  // A load that reads partly valid chunks whole leaves its Keep (loadAt):
+  // its bits, one i32 per chunk, ride the queue behind the load's registers
+  // (after packPairs), and are applied when the load's iteration takes it.
+  std::vector<std::optional<Keep>> pfKeep(pf.size());  // per load: its vec and defaults
+  std::vector<size_t> pfRegs(pf.size());              // per load: its registers before packPairs
+  auto lowerAt = [&](size_t i, llvm::Value* ivVal, TV& outTV) -> Status {
+    const ir::Operation* lop = pf[i];
     TV ivT = makeTV(ivArg->type());
     ivT.regs[0] = ivVal;
     tiles[ivArg] = ivT;
     laneZeroScalarLoads_ = isScalarPf(lop);
+    deferKeep_ = true;
+    keep_.reset();
     Status s = lowerOp(*lop);
     laneZeroScalarLoads_ = false;
+    deferKeep_ = false;
     if (!s) return s;
     outTV = tiles[lop->result()];
     tiles.erase(lop->result());
     tiles.erase(ivArg);
+    pfRegs[i] = outTV.regs.size();
+    if (keep_) {
+      outTV = packPairs(std::move(outTV));
+      outTV.regs.insert(outTV.regs.end(), keep_->bits.begin(), keep_->bits.end());
+      pfKeep[i] = std::move(keep_);
+      keep_.reset();
+    }
     return Status::ok();
+  };
+  // Slot j's values unpacked and, for a load with a Keep, its bits taken off
+  // the back into `bits`; requeue puts them back for a slot that moves up.
+  auto unqueue = [&](TV t, size_t j, std::vector<llvm::Value*>& bits) {
+    const std::optional<Keep>& k = pfKeep[j % pf.size()];
+    if (k) {
+      bits.assign(t.regs.end() - static_cast<std::ptrdiff_t>(k->bits.size()), t.regs.end());
+      t.regs.resize(t.regs.size() - k->bits.size());
+    }
+    return unpackPairs(std::move(t), pfRegs[j % pf.size()]);
+  };
+  auto requeue = [&](TV t, const std::vector<llvm::Value*>& bits) {
+    if (bits.empty()) return t;  // packed at the latch
+    t = packPairs(std::move(t));
+    t.regs.insert(t.regs.end(), bits.begin(), bits.end());
+    return t;
   };
   auto ahead = [&](llvm::Value* from, int64_t k) -> llvm::Value* {  // from + k * step
     if (k == 0) return from;
@@ -875,17 +907,14 @@ Status Lowerer::lowerFor(const ir::Operation& op) {
   for (int64_t k = 0; k < depth; ++k) {
     llvm::Value* ivK = ahead(lo, k);
     for (size_t i = 0; i < pf.size(); ++i)
-      if (Status s = lowerAt(pf[i], ivK, pfInit[k * pf.size() + i]); !s) return s;
+      if (Status s = lowerAt(i, ivK, pfInit[k * pf.size() + i]); !s) return s;
   }
 
   // 16-bit loads cross the loop's phis as the 32-bit words they were loaded
   // in: a phi per element would split every word into halves at the back
-  // edge (a byte permute each in SASS).
-  std::vector<size_t> pfCount;
-  for (TV& t : pfInit) {
-    pfCount.push_back(t.regs.size());
-    t = packPairs(std::move(t));
-  }
+  // edge (a byte permute each in SASS). (A load with a Keep is packed already.)
+  for (size_t j = 0; j < pfInit.size(); ++j)
+    if (!pfKeep[j % pf.size()]) pfInit[j] = packPairs(std::move(pfInit[j]));
   llvm::BasicBlock* pre = b.GetInsertBlock();
   llvm::BasicBlock* header = llvm::BasicBlock::Create(ctx, "for.header", kernel);
   llvm::BasicBlock* loop = llvm::BasicBlock::Create(ctx, "for.body", kernel);
@@ -923,7 +952,8 @@ Status Lowerer::lowerFor(const ir::Operation& op) {
   const ScratchState before = scratchState;
   const int64_t usesBefore = scratchUses;
   scratchState = ScratchState::Unknown;
-  for (size_t j = 0; j < pfCur.size(); ++j) pfCur[j] = unpackPairs(std::move(pfCur[j]), pfCount[j]);
+  std::vector<std::vector<llvm::Value*>> pfBits(pfCur.size());
+  for (size_t j = 0; j < pfCur.size(); ++j) pfCur[j] = unqueue(std::move(pfCur[j]), j, pfBits[j]);
   // The queue moves up one slot per iteration: this iteration takes slot 0,
   // and the loads issued now (for iteration i + D) enter at the back.
   std::vector<TV> pfNext(pfCur.size());
@@ -931,10 +961,15 @@ Status Lowerer::lowerFor(const ir::Operation& op) {
     const size_t n = pf.size();
     llvm::Value* ivAhead = ahead(iv, depth);
     for (size_t i = 0; i < n; ++i)
-      if (Status s = lowerAt(pf[i], ivAhead, pfNext[(depth - 1) * n + i]); !s) return s;
-    for (size_t j = 0; j + n < pfCur.size(); ++j) pfNext[j] = pfCur[j + n];
+      if (Status s = lowerAt(i, ivAhead, pfNext[(depth - 1) * n + i]); !s) return s;
+    for (size_t j = 0; j + n < pfCur.size(); ++j) pfNext[j] = requeue(pfCur[j + n], pfBits[j + n]);
     for (size_t i = 0; i < n; ++i) {
       TV t = pfCur[i];
+      if (pfKeep[i]) {
+        Keep k = *pfKeep[i];
+        k.bits = pfBits[i];
+        t = applyKeep(std::move(t), k);
+      }
       if (isScalarPf(pf[i]))
         for (llvm::Value*& reg : t.regs) reg = shuffleIdx(reg, 0);
       tiles[pf[i]->result()] = t;
@@ -961,7 +996,8 @@ Status Lowerer::lowerFor(const ir::Operation& op) {
   }
   iv->addIncoming(next, latch);
   b.SetInsertPoint(back);  // the packing goes before the latch's branch
-  for (TV& t : pfNext) t = packPairs(std::move(t));
+  for (size_t j = 0; j < pfNext.size(); ++j)
+    if (!pfKeep[j % pf.size()]) pfNext[j] = packPairs(std::move(pfNext[j]));
   backEdges(pfPhis, pfNext, latch);
   backEdges(phis, yielded, latch);
   b.SetInsertPoint(exit);

@@ -94,6 +94,11 @@ public:
   /// TargetOptions::unaligned (after FNK_UNALIGNED): code for tensors off
   /// 16-byte alignment (joinedStore, elementsOf, wordsOf).
   bool unaligned = false;
+  /// Global loads read a partly valid chunk whole, as one vector, where its
+  /// address is aligned and its first or last element is in bounds, and
+  /// select its valid elements after (loadAt, Keep). FNK_PARTIAL_CHUNKS, or
+  /// else the kernel's launch(aligned_code = true).
+  bool partialChunks = false;
 
   // --- types and small helpers (Lowerer.cpp) --------------------------------
   llvm::Type* regType(ir::DType t);  // in registers (i1 as i1)
@@ -208,6 +213,23 @@ public:
   /// of each warp only (lowerFor's prefetch of a row's statistics, which the
   /// next iteration shuffles to every lane).
   bool laneZeroScalarLoads_ = false;
+  /// Which elements of a load read in whole chunks (partialChunks) are its
+  /// own: per chunk an i32 with bit e set where element e is valid (bounds,
+  /// padding, mask); the others take `dflt` (constants: the load's `other`,
+  /// or zeros). Applied by applyKeep where the values are taken: at once for
+  /// a plain load, and for a load lowerFor issues rows ahead when its row
+  /// comes (the bits travel the queue beside the values), so that nothing
+  /// waits on the load where it is issued.
+  struct Keep {
+    std::vector<llvm::Value*> bits;
+    int64_t vec = 1;
+    std::vector<llvm::Value*> dflt;  // one, or one per register
+  };
+  TV applyKeep(TV t, const Keep& k);
+  /// Set by lowerFor around a prefetched load: loadAt leaves its Keep in keep_
+  /// instead of applying it.
+  bool deferKeep_ = false;
+  std::optional<Keep> keep_;
   /// A reduction's per-row partials left in scratch after its bar.sync: while
   /// no later scratch use has begun, any thread can fold any row's total from
   /// them, so a broadcast of the result back along the reduced axis (norms'

@@ -175,6 +175,13 @@ struct ChunkPlan {
   int64_t piece = 0, perPiece = 0, chunks = 0;  // bytes per vector access, elements per access, chunks
   llvm::FixedVectorType* vty = nullptr;
   std::vector<llvm::Value*> ok, addr, off;  // per chunk: valid, its first element's address and offset
+  std::vector<llvm::Value*> anyIn;  // per chunk: its first or last element in bounds (not mask or padding)
+  /// Set by a load that reads partly valid chunks whole (loadAt): per chunk,
+  /// anyIn, where the vector way may go instead of ok.
+  std::vector<llvm::Value*> safe;
+  llvm::Value* allSafe = nullptr;
+  llvm::Value* vectorOk(int64_t c) const { return safe.empty() ? ok[c] : safe[c]; }
+  llvm::Value* allVectorOk() const { return safe.empty() ? allOk : allSafe; }
   const Mem* mem = nullptr;
   llvm::Type* ty = nullptr;
   /// The address of vector access p of chunk c (each swizzled on its own:
@@ -220,6 +227,7 @@ static ChunkPlan planChunks(Lowerer& L, const Access& a, const ir::TileLayout& l
   p.ok.resize(static_cast<size_t>(p.chunks));
   p.addr.resize(static_cast<size_t>(p.chunks));
   p.off.resize(static_cast<size_t>(p.chunks));
+  p.anyIn.resize(static_cast<size_t>(p.chunks));
   p.mem = a.mem;
   p.ty = ty;
   for (int64_t c = 0; c < p.chunks; ++c) {
@@ -227,6 +235,7 @@ static ChunkPlan planChunks(Lowerer& L, const Access& a, const ir::TileLayout& l
     llvm::Value *valid, *off, *validLast, *offLast;
     elementAddress(L, a, r0, valid, off);
     elementAddress(L, a, r0, validLast, offLast, V - 1);
+    p.anyIn[c] = valid && validLast ? b.CreateOr(valid, validLast) : b.getTrue();
     valid = L.andAll(L.andAll(valid, validLast), L.elemValid(lay, static_cast<int64_t>(r0)));
     if (a.mask && !a.mask->layout.uniform)
       for (size_t r = r0; r <= r1; ++r) valid = L.andAll(valid, a.mask->regs[r]);
@@ -239,6 +248,74 @@ static ChunkPlan planChunks(Lowerer& L, const Access& a, const ir::TileLayout& l
     p.addrBits = p.addrBits ? b.CreateOr(p.addrBits, bits) : bits;
   }
   return p;
+}
+
+// Which of chunk c's V elements are valid, as the bits of an i32 (bit e for
+// element e): the innermost index's elements in [0, dim) (the chunk's indices
+// are contiguous there, so a window), the other indices in bounds (constant
+// over a chunk), the layout's padding and the mask. For a load that reads
+// partly valid chunks whole (Lowerer::Keep).
+static llvm::Value* keepBits(Lowerer& L, const Access& a, const ir::TileLayout& lay, int64_t c) {
+  auto& b = L.b;
+  const int64_t V = lay.vec;
+  const size_t r0 = static_cast<size_t>(c * V), last = a.idx.size() - 1;
+  auto index = [&](size_t d) {
+    const TV& t = a.idx[d];
+    return b.CreateSExt(t.regs[t.layout.uniform ? 0 : r0], b.getInt64Ty());
+  };
+  llvm::Value* rest = L.elemValid(lay, static_cast<int64_t>(r0));
+  for (size_t d = 0; d < last; ++d) rest = L.andAll(rest, b.CreateICmpULT(index(d), a.mem->dims[d]));
+  llvm::Value* x0 = index(last);
+  auto count = [&](llvm::Value* n) {  // n clamped to 0..V, as an i32
+    n = b.CreateSelect(b.CreateICmpSLT(n, L.i64(0)), L.i64(0), n);
+    n = b.CreateSelect(b.CreateICmpSGT(n, L.i64(V)), L.i64(V), n);
+    return b.CreateTrunc(n, b.getInt32Ty());
+  };
+  auto lowBits = [&](llvm::Value* n) { return b.CreateSub(b.CreateShl(L.i32(1), n), L.i32(1)); };  // bits 0 .. n-1
+  llvm::Value* before0 = count(b.CreateSub(L.i64(0), x0));    // elements at negative indices
+  llvm::Value* beforeEnd = count(b.CreateSub(a.mem->dims[last], x0));  // elements before the end
+  llvm::Value* bits = b.CreateAnd(lowBits(beforeEnd), b.CreateNot(lowBits(before0)));
+  if (rest) bits = b.CreateSelect(rest, bits, L.i32(0));
+  if (a.mask && a.mask->layout.uniform) bits = b.CreateSelect(a.mask->regs[0], bits, L.i32(0));
+  if (a.mask && !a.mask->layout.uniform) {
+    llvm::Value* m = L.i32(0);
+    for (int64_t e = 0; e < V; ++e)
+      m = b.CreateOr(m, b.CreateShl(b.CreateZExt(a.mask->regs[r0 + static_cast<size_t>(e)], b.getInt32Ty()), L.i32(e)));
+    bits = b.CreateAnd(bits, m);
+  }
+  return bits;
+}
+
+// Elements of 16 bits are kept or replaced two at a time, in the 32-bit word
+// they were loaded in (an AND with a mask of their bits, OR the defaults'
+// rest): a select per element would unpack the words into one register per
+// element (ptxas spilled the 16384-column splits).
+TV Lowerer::applyKeep(TV t, const Keep& k) {
+  auto bit = [&](size_t r) {  // 0 or 1: whether register r is kept
+    const int64_t c = static_cast<int64_t>(r) / k.vec, e = static_cast<int64_t>(r) % k.vec;
+    return b.CreateAnd(b.CreateLShr(k.bits[static_cast<size_t>(c)], i32(e)), i32(1));
+  };
+  auto dflt = [&](size_t r) { return k.dflt[k.dflt.size() == 1 ? 0 : r]; };
+  const bool pairs = (t.dtype == ir::DType::BF16 || t.dtype == ir::DType::F16) && k.vec % 2 == 0;
+  for (size_t r = 0; r < t.regs.size(); r += pairs ? 2 : 1) {
+    if (!pairs) {
+      t.regs[r] = b.CreateSelect(b.CreateICmpNE(bit(r), i32(0)), t.regs[r], dflt(r));
+      continue;
+    }
+    llvm::Type* pairTy = llvm::FixedVectorType::get(t.regs[r]->getType(), 2);
+    auto word = [&](llvm::Value* lo, llvm::Value* hi) {
+      llvm::Value* v = b.CreateInsertElement(llvm::PoisonValue::get(pairTy), lo, uint64_t{0});
+      return b.CreateBitCast(b.CreateInsertElement(v, hi, uint64_t{1}), b.getInt32Ty());
+    };
+    // 0xffff per kept half: (bit(r) | bit(r + 1) << 16) * 0xffff
+    llvm::Value* mask = b.CreateMul(b.CreateOr(bit(r), b.CreateShl(bit(r + 1), i32(16))), i32(0xffff));
+    llvm::Value* w = b.CreateOr(b.CreateAnd(word(t.regs[r], t.regs[r + 1]), mask),
+                                b.CreateAnd(word(dflt(r), dflt(r + 1)), b.CreateNot(mask)));
+    llvm::Value* v = b.CreateBitCast(w, pairTy);
+    t.regs[r] = b.CreateExtractElement(v, uint64_t{0});
+    t.regs[r + 1] = b.CreateExtractElement(v, uint64_t{1});
+  }
+  return t;
 }
 
 // The branches every vector access takes, loads and stores alike. With two or
@@ -295,7 +372,7 @@ static std::vector<llvm::Value*> emitChunked(Lowerer& L, const ChunkPlan& plan, 
     llvm::BasicBlock* fastBB = block("t.fast");
     llvm::BasicBlock* slowBB = block("t.slow");
     joinBB = block("t.done");
-    b.CreateCondBr(L.andAll(plan.allOk, plan.allAligned(L)), fastBB, slowBB);
+    b.CreateCondBr(L.andAll(plan.allVectorOk(), plan.allAligned(L)), fastBB, slowBB);
     whole.push_back(wayTo(L, fastBB, joinBB, [&] { return everyChunk(plan, vector); }));
     b.SetInsertPoint(slowBB);
   }
@@ -304,7 +381,7 @@ static std::vector<llvm::Value*> emitChunked(Lowerer& L, const ChunkPlan& plan, 
     llvm::BasicBlock* vb = block("v");
     llvm::BasicBlock* sb = block("s");
     llvm::BasicBlock* done = block("v.done");
-    b.CreateCondBr(L.andAll(plan.ok[c], plan.aligned(L, c)), vb, sb);
+    b.CreateCondBr(L.andAll(plan.vectorOk(c), plan.aligned(L, c)), vb, sb);
     std::vector<Way> ways;
     ways.push_back(wayTo(L, vb, done, [&] { return vector(c); }));
     ways.push_back(wayTo(L, sb, done, [&] { return elements(c); }));
@@ -528,8 +605,24 @@ TV Lowerer::loadAt(const ir::Operation& op, const std::vector<int64_t>& shape) {
   if (!vec) {
     for (size_t r = 0; r < out.regs.size(); ++r) out.regs[r] = scalarLoad(r);
   } else {
-    const ChunkPlan plan = planChunks(*this, a, out.layout, ty, bytes);
+    ChunkPlan plan = planChunks(*this, a, out.layout, ty, bytes);
     const int64_t pieces = V / plan.perPiece;
+    // A partly valid chunk read whole: safe where its 16-byte piece (one per
+    // chunk) is aligned and holds an element in bounds, since such a piece
+    // lies in that element's page. Its other elements are garbage until
+    // applyKeep. It spares the element-by-element way, whose values must
+    // arrive before they are packed: in a row loop that loads rows ahead,
+    // the one lane holding a row's partial chunk (rows of odd width shifted
+    // onto 16-byte boundaries) stalled its warp, and its cluster, a memory
+    // round trip per row (docs/perf-notes.md, backend v38).
+    bool constOther = true;
+    if (a.other)
+      for (llvm::Value* r : a.other->regs) constOther = constOther && llvm::isa<llvm::Constant>(r);
+    const bool partial = partialChunks && mem.addrSpace == 1 && pieces == 1 && constOther;
+    if (partial) {
+      plan.safe = plan.anyIn;
+      for (llvm::Value* v : plan.safe) plan.allSafe = andAll(plan.allSafe, v);
+    }
     const Eviction ev = evictionOf(op, mem, plan);
     auto vectorChunk = [&](int64_t c) {
       std::vector<llvm::Value*> vecs;
@@ -576,6 +669,15 @@ TV Lowerer::loadAt(const ir::Operation& op, const std::vector<int64_t>& shape) {
     for (size_t r = 0; r < out.regs.size(); ++r)
       out.regs[r] = b.CreateExtractElement(vecs[r / static_cast<size_t>(plan.perPiece)],
                                            static_cast<uint64_t>(r % static_cast<size_t>(plan.perPiece)));
+    if (partial) {
+      Keep k;
+      k.vec = V;
+      for (int64_t c = 0; c < plan.chunks; ++c) k.bits.push_back(keepBits(*this, a, out.layout, c));
+      if (a.other) k.dflt = a.other->regs;
+      else k.dflt = {zero()};
+      if (deferKeep_) keep_ = std::move(k);
+      else out = applyKeep(std::move(out), k);
+    }
   }
   return out;
 }

@@ -69,6 +69,8 @@ Status buildModule(const ir::Function& fn, const TargetOptions& opts, llvm::LLVM
   // A kernel that asks for the aligned code alone gets it when asked for the
   // other (as the JIT would run it); FNK_UNALIGNED=1 still forces it.
   lowerer.unaligned = unalignedCode(opts.unaligned && alignmentMatters(fn));
+  const int64_t partial = knob(Knob::PartialChunks, -1);
+  lowerer.partialChunks = partial == -1 ? fn.alignedCode() : partial == 1;
   if (opts.body >= 0) {
     lowerer.decidedIf = ir::launchBranch(fn).iff;
     lowerer.decidedThen = opts.body == 1;
@@ -103,8 +105,8 @@ constexpr const char* kKnobNames[] = {"FNK_NO_CONTRACT",          "FNK_NO_HOIST"
                                       "FNK_PDL",                  "FNK_NO_SWIZZLE",
                                       "FNK_NO_STREAM",            "FNK_JIT_ONE_BODY",
                                       "FNK_WARP_PUSH",            "FNK_KEEP_L2",
-                                      "FNK_UNALIGNED"};  // in Knob's order
-static_assert(std::size(kKnobNames) == static_cast<size_t>(Knob::Unaligned) + 1, "one name per Knob");
+                                      "FNK_UNALIGNED",            "FNK_PARTIAL_CHUNKS"};  // in Knob's order
+static_assert(std::size(kKnobNames) == static_cast<size_t>(Knob::PartialChunks) + 1, "one name per Knob");
 
 /// Each knob's text ("" when unset), read once.
 const std::vector<std::string>& knobTexts() {
@@ -129,7 +131,7 @@ int64_t knob(Knob k, int64_t dflt) {
 }
 
 std::string loweringKey() {
-  std::string k = "nvptx-v1.41";  // bump with every change to the lowering
+  std::string k = "nvptx-v1.42";  // bump with every change to the lowering
   // FNK_JIT_ONE_BODY picks which body the JIT asks for, and the runtime's
   // key names that body; the code of a given body does not depend on it.
   const std::vector<std::string>& texts = knobTexts();

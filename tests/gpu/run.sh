@@ -4,7 +4,7 @@
 # over ragged shapes (bf16 and f32), again with the compiler's A/B
 # knobs set the other way (FNK_FULL_TILES=0, FNK_JIT_ONE_BODY=0, FNK_NO_SIBLING_REDUCE=1, FNK_CLUSTER_DEFER=1,
 # FNK_PDL=0 and 1, FNK_WARP_PUSH=0, FNK_CLUSTER_ASYNC=0,
-# FNK_UNALIGNED=1)
+# FNK_UNALIGNED=1, FNK_PARTIAL_CHUNKS=1 and 0)
 # on the kernels they change, fnk.torch against torch on CUDA tensors,
 # then bench/bench.py: every norm workload of PERFORMANCE.md against torch eager
 # and torch.compile in one process. Prints PASS/FAIL/
@@ -75,6 +75,11 @@ if [ $checks = 1 ]; then
   # launch, aligned ones too (by default only launches with rows off 16 bytes take it:
   # rt::launchVariant; the knob shapes' N = 1003 rows are 2 bytes off in bf16, 4 in f32).
   knob_checks unaligned FNK_UNALIGNED=1 rmsnorm_fwd,rmsnorm_bwd,layernorm_fwd,layernorm_bwd,dit_modulate,lang_stream,lang_casts,lang_shapes,lang_int,lang_warp_rows
+  # Partly valid 16-byte chunks of global loads read whole and masked after (Lowerer::Keep;
+  # by default only in kernels that ask for the aligned code, the shifted splits) in every
+  # kernel, loads with an `other` and rows loaded ahead included; and the shifted splits without.
+  knob_checks partial FNK_PARTIAL_CHUNKS=1 rmsnorm_,layernorm_,dit_modulate,lang_
+  knob_checks nopartial FNK_PARTIAL_CHUNKS=0 rmsnorm_bwd_split,layernorm_bwd_split
 fi
 if [ $checks = 1 ]; then
   # Every kernel (stdlib, examples, variants, conformance) through ptxas, also
