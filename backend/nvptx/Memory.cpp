@@ -265,15 +265,31 @@ static llvm::Value* keepBits(Lowerer& L, const Access& a, const ir::TileLayout& 
   };
   llvm::Value* rest = L.elemValid(lay, static_cast<int64_t>(r0));
   for (size_t d = 0; d < last; ++d) rest = L.andAll(rest, b.CreateICmpULT(index(d), a.mem->dims[d]));
-  llvm::Value* x0 = index(last);
-  auto count = [&](llvm::Value* n) {  // n clamped to 0..V, as an i32
-    n = b.CreateSelect(b.CreateICmpSLT(n, L.i64(0)), L.i64(0), n);
-    n = b.CreateSelect(b.CreateICmpSGT(n, L.i64(V)), L.i64(V), n);
-    return b.CreateTrunc(n, b.getInt32Ty());
-  };
+  // The window, in 32 bits where the index is (index tiles are i32): x0
+  // clamped below to -V (a chunk wholly before 0 stays so) and the dim to
+  // INT32_MAX, so that dim - x0, where x0 < dim, is exact as an unsigned
+  // 32-bit value. (Only an index of INT32_MAX itself, in a dim past it,
+  // would count as out of bounds: past what i32 indices address.)
+  const TV& inner = a.idx[last];
+  llvm::Value* x0 = inner.regs[inner.layout.uniform ? 0 : r0];
+  llvm::Value* dim = a.mem->dims[last];
+  const bool narrow = x0->getType()->isIntegerTy(32);
+  llvm::Type* ity = narrow ? b.getInt32Ty() : b.getInt64Ty();
+  auto k = [&](int64_t v) { return llvm::ConstantInt::get(ity, static_cast<uint64_t>(v), true); };
+  auto pick = [&](llvm::Value* cond, llvm::Value* x, llvm::Value* y) { return b.CreateSelect(cond, x, y); };
+  if (narrow) {
+    dim = b.CreateTrunc(pick(b.CreateICmpUGT(dim, L.i64(INT32_MAX)), L.i64(INT32_MAX), dim), ity);
+  } else {
+    x0 = b.CreateSExt(x0, ity);
+  }
+  x0 = pick(b.CreateICmpSLT(x0, k(-V)), k(-V), x0);
+  auto upToV = [&](llvm::Value* n) { return pick(b.CreateICmpULT(n, k(V)), n, k(V)); };  // unsigned
+  llvm::Value* neg = b.CreateSub(k(0), x0);  // -V .. V
+  llvm::Value* before0 = pick(b.CreateICmpSGT(neg, k(0)), neg, k(0));  // elements at negative indices
+  llvm::Value* beforeEnd = pick(b.CreateICmpSGE(x0, dim), k(0), upToV(b.CreateSub(dim, x0)));  // before the end
+  before0 = b.CreateZExtOrTrunc(before0, b.getInt32Ty());
+  beforeEnd = b.CreateZExtOrTrunc(beforeEnd, b.getInt32Ty());
   auto lowBits = [&](llvm::Value* n) { return b.CreateSub(b.CreateShl(L.i32(1), n), L.i32(1)); };  // bits 0 .. n-1
-  llvm::Value* before0 = count(b.CreateSub(L.i64(0), x0));    // elements at negative indices
-  llvm::Value* beforeEnd = count(b.CreateSub(a.mem->dims[last], x0));  // elements before the end
   llvm::Value* bits = b.CreateAnd(lowBits(beforeEnd), b.CreateNot(lowBits(before0)));
   if (rest) bits = b.CreateSelect(rest, bits, L.i32(0));
   if (a.mask && a.mask->layout.uniform) bits = b.CreateSelect(a.mask->regs[0], bits, L.i32(0));
