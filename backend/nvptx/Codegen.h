@@ -64,6 +64,8 @@ enum class Knob {
 /// The knob's variable as an integer (a non-numeric text counts as 1), or
 /// `dflt` when it is unset or empty.
 int64_t knob(Knob k, int64_t dflt = 0);
+/// A knob that forces a choice either way: =1 true, =0 false, unset `asked`.
+bool forcedOr(Knob k, bool asked);
 
 /// Identifies the code this backend generates for a given IR: a revision
 /// string bumped with every change to the lowering, plus the values of the

@@ -176,12 +176,12 @@ struct ChunkPlan {
   llvm::FixedVectorType* vty = nullptr;
   std::vector<llvm::Value*> ok, addr, off;  // per chunk: valid, its first element's address and offset
   std::vector<llvm::Value*> anyIn;  // per chunk: its first or last element in bounds (not mask or padding)
-  /// Set by a load that reads partly valid chunks whole (loadAt): per chunk,
-  /// anyIn, where the vector way may go instead of ok.
-  std::vector<llvm::Value*> safe;
-  llvm::Value* allSafe = nullptr;
-  llvm::Value* vectorOk(int64_t c) const { return safe.empty() ? ok[c] : safe[c]; }
-  llvm::Value* allVectorOk() const { return safe.empty() ? allOk : allSafe; }
+  llvm::Value* allAnyIn = nullptr;
+  /// Set by a load that reads partly valid chunks whole (loadAt): the vector
+  /// way goes where anyIn holds instead of ok.
+  bool wholeReads = false;
+  llvm::Value* vectorOk(int64_t c) const { return wholeReads ? anyIn[c] : ok[c]; }
+  llvm::Value* allVectorOk() const { return wholeReads ? allAnyIn : allOk; }
   const Mem* mem = nullptr;
   llvm::Type* ty = nullptr;
   /// The address of vector access p of chunk c (each swizzled on its own:
@@ -236,6 +236,7 @@ static ChunkPlan planChunks(Lowerer& L, const Access& a, const ir::TileLayout& l
     elementAddress(L, a, r0, valid, off);
     elementAddress(L, a, r0, validLast, offLast, V - 1);
     p.anyIn[c] = valid && validLast ? b.CreateOr(valid, validLast) : b.getTrue();
+    p.allAnyIn = L.andAll(p.allAnyIn, p.anyIn[c]);
     valid = L.andAll(L.andAll(valid, validLast), L.elemValid(lay, static_cast<int64_t>(r0)));
     if (a.mask && !a.mask->layout.uniform)
       for (size_t r = r0; r <= r1; ++r) valid = L.andAll(valid, a.mask->regs[r]);
@@ -311,27 +312,21 @@ TV Lowerer::applyKeep(TV t, const Keep& k) {
     const int64_t c = static_cast<int64_t>(r) / k.vec, e = static_cast<int64_t>(r) % k.vec;
     return b.CreateAnd(b.CreateLShr(k.bits[static_cast<size_t>(c)], i32(e)), i32(1));
   };
-  auto dflt = [&](size_t r) { return k.dflt[k.dflt.size() == 1 ? 0 : r]; };
-  const bool pairs = (t.dtype == ir::DType::BF16 || t.dtype == ir::DType::F16) && k.vec % 2 == 0;
-  for (size_t r = 0; r < t.regs.size(); r += pairs ? 2 : 1) {
-    if (!pairs) {
-      t.regs[r] = b.CreateSelect(b.CreateICmpNE(bit(r), i32(0)), t.regs[r], dflt(r));
-      continue;
-    }
-    llvm::Type* pairTy = llvm::FixedVectorType::get(t.regs[r]->getType(), 2);
-    auto word = [&](llvm::Value* lo, llvm::Value* hi) {
-      llvm::Value* v = b.CreateInsertElement(llvm::PoisonValue::get(pairTy), lo, uint64_t{0});
-      return b.CreateBitCast(b.CreateInsertElement(v, hi, uint64_t{1}), b.getInt32Ty());
-    };
-    // 0xffff per kept half: (bit(r) | bit(r + 1) << 16) * 0xffff
-    llvm::Value* mask = b.CreateMul(b.CreateOr(bit(r), b.CreateShl(bit(r + 1), i32(16))), i32(0xffff));
-    llvm::Value* w = b.CreateOr(b.CreateAnd(word(t.regs[r], t.regs[r + 1]), mask),
-                                b.CreateAnd(word(dflt(r), dflt(r + 1)), b.CreateNot(mask)));
-    llvm::Value* v = b.CreateBitCast(w, pairTy);
-    t.regs[r] = b.CreateExtractElement(v, uint64_t{0});
-    t.regs[r + 1] = b.CreateExtractElement(v, uint64_t{1});
+  TV d = t;  // the defaults
+  for (size_t r = 0; r < d.regs.size(); ++r) d.regs[r] = k.dflt[k.dflt.size() == 1 ? 0 : r];
+  if (!((t.dtype == ir::DType::BF16 || t.dtype == ir::DType::F16) && k.vec % 2 == 0)) {
+    for (size_t r = 0; r < t.regs.size(); ++r)
+      t.regs[r] = b.CreateSelect(b.CreateICmpNE(bit(r), i32(0)), t.regs[r], d.regs[r]);
+    return t;
   }
-  return t;
+  const size_t count = t.regs.size();
+  TV w = packPairs(std::move(t)), dw = packPairs(std::move(d));
+  for (size_t i = 0; i < w.regs.size(); ++i) {
+    // 0xffff per kept half: (bit(2i) | bit(2i + 1) << 16) * 0xffff
+    llvm::Value* mask = b.CreateMul(b.CreateOr(bit(2 * i), b.CreateShl(bit(2 * i + 1), i32(16))), i32(0xffff));
+    w.regs[i] = b.CreateOr(b.CreateAnd(w.regs[i], mask), b.CreateAnd(dw.regs[i], b.CreateNot(mask)));
+  }
+  return unpackPairs(std::move(w), count);
 }
 
 // The branches every vector access takes, loads and stores alike. With two or
@@ -635,10 +630,7 @@ TV Lowerer::loadAt(const ir::Operation& op, const std::vector<int64_t>& shape) {
     if (a.other)
       for (llvm::Value* r : a.other->regs) constOther = constOther && llvm::isa<llvm::Constant>(r);
     const bool partial = partialChunks && mem.addrSpace == 1 && pieces == 1 && constOther;
-    if (partial) {
-      plan.safe = plan.anyIn;
-      for (llvm::Value* v : plan.safe) plan.allSafe = andAll(plan.allSafe, v);
-    }
+    plan.wholeReads = partial;
     const Eviction ev = evictionOf(op, mem, plan);
     auto vectorChunk = [&](int64_t c) {
       std::vector<llvm::Value*> vecs;

@@ -69,8 +69,7 @@ Status buildModule(const ir::Function& fn, const TargetOptions& opts, llvm::LLVM
   // A kernel that asks for the aligned code alone gets it when asked for the
   // other (as the JIT would run it); FNK_UNALIGNED=1 still forces it.
   lowerer.unaligned = unalignedCode(opts.unaligned && alignmentMatters(fn));
-  const int64_t partial = knob(Knob::PartialChunks, -1);
-  lowerer.partialChunks = partial == -1 ? fn.alignedCode() : partial == 1;
+  lowerer.partialChunks = forcedOr(Knob::PartialChunks, fn.alignedCode());
   if (opts.body >= 0) {
     lowerer.decidedIf = ir::launchBranch(fn).iff;
     lowerer.decidedThen = opts.body == 1;
@@ -140,10 +139,12 @@ std::string loweringKey() {
   return k + ir::knobKey();  // the IR passes' knobs change what is lowered
 }
 
-bool unalignedCode(bool asked) {
-  const int64_t forced = knob(Knob::Unaligned, -1);
+bool forcedOr(Knob k, bool asked) {
+  const int64_t forced = knob(k, -1);
   return forced == -1 ? asked : forced == 1;
 }
+
+bool unalignedCode(bool asked) { return forcedOr(Knob::Unaligned, asked); }
 
 bool alignmentMatters(const ir::Function& fn) {
   if (fn.alignedCode()) return false;  // launch(aligned_code = true): the aligned code for every launch
