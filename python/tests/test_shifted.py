@@ -5,6 +5,7 @@ columns early, so its first tile holds columns below 0, which must be masked
 out of every sum and store. Rows of odd width come up at every shift; their
 mean is far from zero (LayerNorm's one-pass statistics). The GPU checks the
 same kernels against the interpreter (tests/gpu/cases.py)."""
+import functools
 import sys
 from pathlib import Path
 
@@ -37,16 +38,35 @@ def ln_stats(x64):
 def test_forwards_shifted(rms, ln, n, vec):
     """rmsnorm_fwd and layernorm_fwd in 64-wide chunks walked from column -(row * N) % VEC (VEC = 1: from 0);
     n = 7 takes the one-tile path, which does not shift."""
-    m = 9
-    x, w, b = rows(m, n, n + vec)
+    check_forwards(rms.rmsnorm_fwd, ln.layernorm_fwd, *rows(9, n, n + vec), BLOCK_N=64, WARPS=2, VEC=vec, T="f32")
+
+
+@pytest.mark.parametrize("n,head,cluster", [(7, False, 4), (300, False, 4), (1003, False, 8), (250, True, 2),
+                                            (255, True, 2), (256, True, 2), (7, True, 2)])
+@pytest.mark.parametrize("vec", [8, 4])
+def test_forward_splits_shifted(rms, ln, n, head, cluster, vec):
+    """rmsnorm_fwd_split and layernorm_fwd_split (w and b held, and read per row) over P = 8 clusters of
+    128-column slices, shifted (split_cols: (pid * N) % VEC columns early, one shift per cluster) where
+    N + VEC - 1 columns fit them, else with a head tile (HEAD = true: slices start on the boundary past the
+    row's start, rank 0 holding the columns before it), at every shift: y and the statistics against float64."""
+    consts = dict(BLOCK_N=128, CLUSTER=cluster, WARPS=2, L2=0, P=8, VEC=vec, HEAD=head, T="f32")
+    x, w, b = rows(37, n, 5 * n + vec + int(head))
+    check_forwards(rms.rmsnorm_fwd_split, ln.layernorm_fwd_split, x, w, b, **consts)
+    check_forwards(rms.rmsnorm_fwd_split, functools.partial(ln.layernorm_fwd_split, HOLD=False), x, w, b, **consts)
+
+
+def check_forwards(rms_fwd, ln_fwd, x, w, b, **consts):
+    """Runs an RMSNorm and a LayerNorm forward over x (rows far from zero mean) and checks y and the
+    statistics against float64."""
+    m = x.shape[0]
     x64 = x.astype(np.float64)
     y, rstd = np.full_like(x, np.nan), np.full(m, np.nan, np.float32)
-    rms.rmsnorm_fwd(x, w, y, rstd, eps=1e-6, BLOCK_N=64, WARPS=2, VEC=vec, T="f32")
+    rms_fwd(x, w, y, rstd, eps=1e-6, **consts)
     r64 = 1 / np.sqrt((x64 * x64).mean(axis=1) + 1e-6)
     close(rstd, r64, "rms rstd")
     close(y, x64 * r64[:, None] * w, "rms y")
     y, mean, rstd = np.full_like(x, np.nan), np.full(m, np.nan, np.float32), np.full(m, np.nan, np.float32)
-    ln.layernorm_fwd(x, w, b, y, mean, rstd, eps=1e-5, BLOCK_N=64, WARPS=2, VEC=vec, T="f32")
+    ln_fwd(x, w, b, y, mean, rstd, eps=1e-5, **consts)
     mu64, r64 = ln_stats(x64)
     close(mean, mu64, "ln mean")
     close(rstd, r64, "ln rstd")

@@ -129,6 +129,13 @@ def split_cases(x, w, dy, cluster, min_block, fwd_p):
     for per_row in ({}, {"HOLD": "false", "CTAS": 2}):
         yield ("stdlib/norm/layernorm.fnk", "layernorm_fwd_split", {"x": x + 3.0, "w": w, "b": b},
                ["y", "mean", "rstd"], {"eps": 1e-5}, {}, {**split, "P": fwd_p, **per_row})
+    # The forwards shifted and with a head tile, as the backwards below (fnk.torch's for 16-bit rows of odd width).
+    for form in (shifted, head):
+        yield ("stdlib/norm/rmsnorm.fnk", "rmsnorm_fwd_split", {"x": x, "w": w}, ["y", "rstd"], {"eps": 1e-5}, {},
+               {**form, "P": 8})
+        for per_row in ({}, {"HOLD": "false"}):
+            yield ("stdlib/norm/layernorm.fnk", "layernorm_fwd_split", {"x": x + 3.0, "w": w, "b": b},
+                   ["y", "mean", "rstd"], {"eps": 1e-5}, {}, {**form, "P": 8, **per_row})
     mu, r = _mean_rstd(x)
     # With the next row loaded ahead (fnk.torch's) and without; w's slice in registers (fnk.torch's in bf16) and
     # in shared memory (in float32).
