@@ -196,6 +196,49 @@ def odd_chunks(n, short_to, wide_from):
     return {"BLOCK_N": 4096, "WARPS": 16, "VEC": SHIFT_VEC}
 
 
+# Forward splits for 16-bit rows off alignment that nearly fill their slices:
+# kernel -> (lowest width, highest, CLUSTER, BLOCK_N, WARPS, CTAs per SM for P).
+ODD_SPLITS = {
+    "rmsnorm_fwd_split": ((6145, 8192, 2, 4096, 8, 3), (12289, 16384, 2, 8192, 16, 1),
+                          (15 * 8192 + 1, 16 * 8192, 16, 8192, 8, 8)),
+    "layernorm_fwd_split": ((6145, 8192, 2, 4096, 8, 2), (12289, 16384, 2, 8192, 16, 1)),
+}
+
+
+def odd_split(kernel, n, sms):
+    """A forward split (kernel: rmsnorm_fwd_split or layernorm_fwd_split) for
+    a 16-bit row off alignment whose slices it fills to more than 3/4 (15/16
+    for the 16 x 8192 one), else None: the slices shifted onto 16-byte
+    boundaries (VEC = 8), or with a head tile where n + 7 columns do not fit
+    them (HEAD = true, as the backwards' shifted_split); P the clusters of
+    that many CTAs per SM, a multiple of 8 (one shift per cluster). The rows
+    walked by clusters load w (and b) once and the next row ahead, where the
+    chunks (odd_chunks) read each row twice and w per chunk at a shift that
+    changes from row to row. Backend v39, bf16, us, against the chunks and
+    torch.compile in one process (bench/fwd_probe.py):
+
+    | rows x columns | RMSNorm | chunks | compile | LayerNorm | chunks | compile |
+    |---|---|---|---|---|---|---|
+    | 8000x7001 (2 x 4096) | 66.5 | 75.8 | 128.2 | | | |
+    | 8192x8191 (2 x 4096, head) | 75.0 | 95.4 | 107.9 | 105.1 | 115.6 | 145.9 |
+    | 4096x16383 (2 x 8192, head) | 80.6 | 102.3 | 137.9 | 119.9 | 128.7 | 141.7 |
+    | 512x131071 (16 x 8192, head) | 86.8 | 111.8 | 143.6 | | | |
+
+    Slices the row fills less lost: 13421x5001 over 2 x 4096 RMSNorm 135.6
+    (LayerNorm 183.0) against 83.9 (110.0), over 5 x 1024 95.4 (118.6);
+    22369x3001 over 3 x 1024 92.4 against 90.4; 1024x65537 over 9 x 8192
+    115.0 against 113.7; the whole row in one tile with a head (one row per
+    CTA, w off alignment per row) lost at every width (8192x8191 104-112)."""
+    for lo, hi, c, b, warps, per_sm in ODD_SPLITS[kernel]:
+        if lo <= n <= hi:
+            consts = {"BLOCK_N": b, "CLUSTER": c, "WARPS": warps, "P": max(SHIFT_VEC, per_sm * sms // c // SHIFT_VEC * SHIFT_VEC),
+                      "VEC": SHIFT_VEC}
+            if needs_head(n, c, b, "bf16"):
+                consts["HEAD"] = True
+            return Launch(kernel, consts)
+    return None
+
+
 # The backward splits that shift their slices (VEC), or where the slices have
 # no room for the shift take a head tile (HEAD; shifted_split).
 SHIFTED_SPLITS = ("rmsnorm_bwd_split_acc", "layernorm_bwd_split_acc", "rmsnorm_bwd_split_smem")
@@ -264,13 +307,14 @@ def rms_fwd(n, sms=132, resident=None, dtype="bf16"):
     16385-262143 columns it does not cover, in 4096-wide chunks at 16 warps
     (2684x25000 90.7 us against 101.9 over 4 x 8192; torch.compile 74.2;
     backend v32). 16-bit rows off 16-byte alignment wider than 2048 columns
-    (an odd width, say) take chunks at every width (odd_chunks)."""
+    (an odd width, say) take the shifted splits where they fill their slices
+    (odd_split), else chunks (odd_chunks)."""
     if 256 < n <= 1024:
         return Launch("rmsnorm_fwd_rows", rows_tile(n, 8, elems=8192))
     if n <= 2048:
         return Launch("rmsnorm_fwd_rows", rows_tile(n, 4))
     if dtype != "f32" and off_alignment(n, dtype):  # n > 2048 here
-        return Launch("rmsnorm_fwd", odd_chunks(n, short_to=7168, wide_from=8192))
+        return odd_split("rmsnorm_fwd_split", n, sms) or Launch("rmsnorm_fwd", odd_chunks(n, short_to=7168, wide_from=8192))
     if n <= 8192 and not (dtype != "f32" and exact_split(n)):
         if dtype == "f32" and n > 4096:
             return Launch("rmsnorm_fwd", {"BLOCK_N": 4096, "WARPS": 8})
@@ -446,12 +490,13 @@ def ln_fwd(n, sms=132, resident=None, dtype="bf16"):
     90.6 over 6 x 2048), 4096 wide at 16 warps above. float32 rows
     of 4097-8192 columns take the 2048-wide chunks at 16 warps (32768x8192
     566.1 us against 591.4 at 4 warps; backend v30). 16-bit rows off
-    16-byte alignment wider than 2048 columns take chunks at every width
-    (odd_chunks)."""
+    16-byte alignment wider than 2048 columns take the shifted splits where
+    they fill their slices (odd_split), else chunks (odd_chunks)."""
     if n <= 2048:
         return Launch("layernorm_fwd_rows", rows_tile(n, 4))
     if dtype != "f32" and off_alignment(n, dtype):  # n > 2048 here
-        return Launch("layernorm_fwd", odd_chunks(n, short_to=8192, wide_from=16384))
+        return odd_split("layernorm_fwd_split", n, sms) or \
+            Launch("layernorm_fwd", odd_chunks(n, short_to=8192, wide_from=16384))
     def clusters(c, b, warps, p, **more):
         # layernorm_fwd_split over P clusters of c CTAs of b columns
         return Launch("layernorm_fwd_split", {"BLOCK_N": b, "CLUSTER": c, "WARPS": warps, "P": max(1, p), **more})

@@ -100,27 +100,44 @@ def test_float32_forward_of_4097_to_8192_columns_in_chunks():
     assert schedules.rms_fwd(4096, SMS, dtype="f32").kernel == "rmsnorm_fwd_row"
 
 
-def test_rows_off_alignment_take_the_shifted_chunks():
+def test_rows_off_alignment_take_the_shifted_chunks_or_splits():
     """16-bit rows wider than 2048 columns that are not a whole number of
     16-byte pieces (n % 8 != 0) take the forwards' chunks, shifted onto
     16-byte boundaries (VEC = 8) and read twice, in place of the whole row in
     registers or over a cluster (backend v36, schedules.odd_chunks): 1024
     wide at 4 warps up to 7168 (RMSNorm) or 8192 (LayerNorm) columns, then
     2048 wide at 4 warps, 4096 wide at 16 from 8192 (RMSNorm) or 16384
-    (LayerNorm) columns. Rows of whole pieces, float32 and rows of up to 2048
-    columns keep their schedules."""
+    (LayerNorm) columns; except rows that fill more than 3/4 of 2 x 4096 or
+    2 x 8192 columns, and RMSNorm's that fill 15/16 of 16 x 8192, which go
+    over those slices shifted, or with a head tile where the shift has no
+    room (backend v39, schedules.odd_split), P clusters a multiple of 8. Rows
+    of whole pieces, float32 and rows of up to 2048 columns keep their
+    schedules."""
     short, narrow, wide = ({"BLOCK_N": b, "WARPS": w, "VEC": 8} for b, w in ((1024, 4), (2048, 4), (4096, 16)))
-    for n, rms, ln in ((2049, short, short), (3001, short, short), (5001, short, short), (7001, short, short),
-                       (7169, narrow, short), (8191, narrow, short), (8196, wide, narrow), (16383, wide, narrow),
-                       (16388, wide, wide), (65537, wide, wide), (262143, wide, wide)):
+    for n, rms, ln in ((2049, short, short), (3001, short, short), (5001, short, short), (6143, short, short),
+                       (16388, wide, wide), (32767, wide, wide), (65537, wide, wide), (262143, wide, wide)):
         for dt in ("bf16", "f16"):
             assert schedules.rms_fwd(n, SMS, dtype=dt) == schedules.Launch("rmsnorm_fwd", rms), (n, dt)
             assert schedules.ln_fwd(n, SMS, dtype=dt) == schedules.Launch("layernorm_fwd", ln), (n, dt)
+
+    def split(c, b, warps, p, head=False):
+        return {"BLOCK_N": b, "CLUSTER": c, "WARPS": warps, "P": p, "VEC": 8, **({"HEAD": True} if head else {})}
+    for n, rms, ln in ((6145, split(2, 4096, 8, 192), split(2, 4096, 8, 128)),
+                       (8185, split(2, 4096, 8, 192), split(2, 4096, 8, 128)),  # n + 7 = 2 x 4096: room
+                       (8191, split(2, 4096, 8, 192, True), split(2, 4096, 8, 128, True)),
+                       (12289, split(2, 8192, 16, 64), split(2, 8192, 16, 64)),
+                       (16383, split(2, 8192, 16, 64, True), split(2, 8192, 16, 64, True))):
+        for dt in ("bf16", "f16"):
+            assert schedules.rms_fwd(n, SMS, dtype=dt) == schedules.Launch("rmsnorm_fwd_split", rms), (n, dt)
+            assert schedules.ln_fwd(n, SMS, dtype=dt) == schedules.Launch("layernorm_fwd_split", ln), (n, dt)
+    assert schedules.rms_fwd(131071, SMS) == schedules.Launch("rmsnorm_fwd_split", split(16, 8192, 8, 64, True))
+    assert schedules.ln_fwd(131071, SMS) == schedules.Launch("layernorm_fwd", wide)
+    assert schedules.rms_fwd(8191, 100).consts["P"] == 144  # 3 x 100 / 2 = 150 CTAs per cluster rank, down to 8s
     assert [schedules.off_alignment(n, dt) for n, dt in ((8191, "bf16"), (8200, "bf16"), (8194, "f32"), (8196, "f32"))] \
         == [True, False, True, False]
     for n in (16384, 65536):
         assert schedules.rms_fwd(n, SMS).kernel != "rmsnorm_fwd" and schedules.ln_fwd(n, SMS).kernel != "layernorm_fwd"
-    assert schedules.rms_fwd(8200, SMS).kernel == "rmsnorm_fwd_split"
+    assert schedules.rms_fwd(8200, SMS).kernel == "rmsnorm_fwd_split" and "VEC" not in schedules.rms_fwd(8200, SMS).consts
     assert schedules.rms_fwd(8191, SMS, dtype="f32") == schedules.Launch("rmsnorm_fwd", {"BLOCK_N": 4096, "WARPS": 8})
     assert schedules.rms_fwd(3000, SMS).kernel == "rmsnorm_fwd_row"
     assert schedules.rms_fwd(2047, SMS).kernel == "rmsnorm_fwd_rows"
@@ -313,7 +330,7 @@ def test_wide_layernorm_forward_by_width():
         return (f.kernel, c.get("CLUSTER", 1), c["BLOCK_N"], c["WARPS"], c.get("CTAS", 0), c.get("HOLD", True),
                 c.get("P", 0))
     chunks, chunks16 = ("layernorm_fwd", 1, 2048, 4, 0, True, 0), ("layernorm_fwd", 1, 4096, 16, 0, True, 0)
-    assert got(10240) == got(12288) == got(12300) == chunks  # 5 x 2048 and 3 x 4096 tied the chunks (backend v28)
+    assert got(10240) == got(12288) == got(12296) == chunks  # 5 x 2048 and 3 x 4096 tied the chunks (backend v28)
     assert got(16385) == got(17000) == got(262145) == chunks16  # no slices within an eighth of the row
     assert got(14000) == ("layernorm_fwd_split", 7, 2048, 4, 0, True, 12 * SMS // 7)
     assert got(20000) == ("layernorm_fwd_split", 5, 4096, 4, 0, True, 12 * SMS // 5)
