@@ -41,14 +41,15 @@ def test_forwards_shifted(rms, ln, n, vec):
     check_forwards(rms.rmsnorm_fwd, ln.layernorm_fwd, *rows(9, n, n + vec), BLOCK_N=64, WARPS=2, VEC=vec, T="f32")
 
 
-@pytest.mark.parametrize("n,head,cluster", [(7, False, 4), (300, False, 4), (1003, False, 8), (250, True, 2),
+@pytest.mark.parametrize("n,head,cluster", [(1, False, 4), (7, False, 4), (300, False, 4), (1003, False, 8), (1, True, 2), (250, True, 2),
                                             (255, True, 2), (256, True, 2), (7, True, 2)])
 @pytest.mark.parametrize("vec", [8, 4])
 def test_forward_splits_shifted(rms, ln, n, head, cluster, vec):
     """rmsnorm_fwd_split and layernorm_fwd_split (w and b held, and read per row) over P = 8 clusters of
     128-column slices, shifted (split_cols: (pid * N) % VEC columns early, one shift per cluster) where
     N + VEC - 1 columns fit them, else with a head tile (HEAD = true: slices start on the boundary past the
-    row's start, rank 0 holding the columns before it), at every shift: y and the statistics against float64."""
+    row's start, rank 0 holding the columns before it), at every shift, rows of one column (shorter than the
+    head) among them: y and the statistics against float64."""
     consts = dict(BLOCK_N=128, CLUSTER=cluster, WARPS=2, L2=0, P=8, VEC=vec, HEAD=head, T="f32")
     x, w, b = rows(37, n, 5 * n + vec + int(head))
     check_forwards(rms.rmsnorm_fwd_split, ln.layernorm_fwd_split, x, w, b, **consts)
