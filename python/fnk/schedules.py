@@ -205,7 +205,7 @@ ODD_SPLITS = {
 }
 
 
-def odd_split(kernel, n, sms):
+def odd_split(kernel, n, sms, dtype):
     """A forward split (kernel: rmsnorm_fwd_split or layernorm_fwd_split) for
     a 16-bit row off alignment whose slices it fills to more than 3/4 (15/16
     for the 16 x 8192 one), else None: the slices shifted onto 16-byte
@@ -231,9 +231,9 @@ def odd_split(kernel, n, sms):
     CTA, w off alignment per row) lost at every width (8192x8191 104-112)."""
     for lo, hi, c, b, warps, per_sm in ODD_SPLITS[kernel]:
         if lo <= n <= hi:
-            consts = {"BLOCK_N": b, "CLUSTER": c, "WARPS": warps, "P": max(SHIFT_VEC, per_sm * sms // c // SHIFT_VEC * SHIFT_VEC),
-                      "VEC": SHIFT_VEC}
-            if needs_head(n, c, b, "bf16"):
+            p = max(SHIFT_VEC, per_sm * sms // c // SHIFT_VEC * SHIFT_VEC)
+            consts = {"BLOCK_N": b, "CLUSTER": c, "WARPS": warps, "P": p, "VEC": SHIFT_VEC}
+            if needs_head(n, c, b, dtype):
                 consts["HEAD"] = True
             return Launch(kernel, consts)
     return None
@@ -314,7 +314,8 @@ def rms_fwd(n, sms=132, resident=None, dtype="bf16"):
     if n <= 2048:
         return Launch("rmsnorm_fwd_rows", rows_tile(n, 4))
     if dtype != "f32" and off_alignment(n, dtype):  # n > 2048 here
-        return odd_split("rmsnorm_fwd_split", n, sms) or Launch("rmsnorm_fwd", odd_chunks(n, short_to=7168, wide_from=8192))
+        return odd_split("rmsnorm_fwd_split", n, sms, dtype) or \
+            Launch("rmsnorm_fwd", odd_chunks(n, short_to=7168, wide_from=8192))
     if n <= 8192 and not (dtype != "f32" and exact_split(n)):
         if dtype == "f32" and n > 4096:
             return Launch("rmsnorm_fwd", {"BLOCK_N": 4096, "WARPS": 8})
@@ -495,7 +496,7 @@ def ln_fwd(n, sms=132, resident=None, dtype="bf16"):
     if n <= 2048:
         return Launch("layernorm_fwd_rows", rows_tile(n, 4))
     if dtype != "f32" and off_alignment(n, dtype):  # n > 2048 here
-        return odd_split("layernorm_fwd_split", n, sms) or \
+        return odd_split("layernorm_fwd_split", n, sms, dtype) or \
             Launch("layernorm_fwd", odd_chunks(n, short_to=8192, wide_from=16384))
     def clusters(c, b, warps, p, **more):
         # layernorm_fwd_split over P clusters of c CTAs of b columns

@@ -41,8 +41,8 @@ def test_forwards_shifted(rms, ln, n, vec):
     check_forwards(rms.rmsnorm_fwd, ln.layernorm_fwd, *rows(9, n, n + vec), BLOCK_N=64, WARPS=2, VEC=vec, T="f32")
 
 
-@pytest.mark.parametrize("n,head,cluster", [(1, False, 4), (7, False, 4), (300, False, 4), (1003, False, 8), (1, True, 2), (250, True, 2),
-                                            (255, True, 2), (256, True, 2), (7, True, 2)])
+@pytest.mark.parametrize("n,head,cluster", [(1, False, 4), (7, False, 4), (300, False, 4), (1003, False, 8),
+                                            (1, True, 2), (7, True, 2), (250, True, 2), (255, True, 2), (256, True, 2)])
 @pytest.mark.parametrize("vec", [8, 4])
 def test_forward_splits_shifted(rms, ln, n, head, cluster, vec):
     """rmsnorm_fwd_split and layernorm_fwd_split (w and b held, and read per row) over P = 8 clusters of
