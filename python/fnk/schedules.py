@@ -199,16 +199,16 @@ def odd_chunks(n, short_to, wide_from):
 # Forward splits for 16-bit rows off alignment that nearly fill their slices:
 # kernel -> (lowest width, highest, CLUSTER, BLOCK_N, WARPS, CTAs per SM for P).
 ODD_SPLITS = {
-    "rmsnorm_fwd_split": ((6145, 8192, 2, 4096, 8, 3), (12289, 16384, 2, 8192, 16, 1),
+    "rmsnorm_fwd_split": ((6657, 8192, 2, 4096, 8, 3), (13313, 16384, 2, 8192, 16, 1),
                           (15 * 8192 + 1, 16 * 8192, 16, 8192, 8, 8)),
-    "layernorm_fwd_split": ((6145, 8192, 2, 4096, 8, 2), (12289, 16384, 2, 8192, 16, 1)),
+    "layernorm_fwd_split": ((6657, 8192, 2, 4096, 8, 2), (13313, 16384, 2, 8192, 16, 1)),
 }
 
 
 def odd_split(kernel, n, sms, dtype):
     """A forward split (kernel: rmsnorm_fwd_split or layernorm_fwd_split) for
-    a 16-bit row off alignment whose slices it fills to more than 3/4 (15/16
-    for the 16 x 8192 one), else None: the slices shifted onto 16-byte
+    a 16-bit row off alignment whose slices it fills to more than 13/16
+    (15/16 for the 16 x 8192 one), else None: the slices shifted onto 16-byte
     boundaries (VEC = 8), or with a head tile where n + 7 columns do not fit
     them (HEAD = true, as the backwards' shifted_split); P the clusters of
     that many CTAs per SM, a multiple of 8 (one shift per cluster). The rows
@@ -228,7 +228,11 @@ def odd_split(kernel, n, sms, dtype):
     (LayerNorm 183.0) against 83.9 (110.0), over 5 x 1024 95.4 (118.6);
     22369x3001 over 3 x 1024 92.4 against 90.4; 1024x65537 over 9 x 8192
     115.0 against 113.7; the whole row in one tile with a head (one row per
-    CTA, w off alignment per row) lost at every width (8192x8191 104-112)."""
+    CTA, w off alignment per row) lost at every width (8192x8191 104-112).
+    The bound between the fills measured (won at 85% and up, lost at 61%) is
+    where the costs per row cross: the chunks' grows with the width (1.25-1.42
+    ns per 1000 columns above), the split's holds at 8.3-10 ns (its rank 0
+    keeps a full slice), so they meet near 6200-7400 columns."""
     for lo, hi, c, b, warps, per_sm in ODD_SPLITS[kernel]:
         if lo <= n <= hi:
             p = max(SHIFT_VEC, per_sm * sms // c // SHIFT_VEC * SHIFT_VEC)
