@@ -36,21 +36,27 @@ summary=()
 # step LINE: a step's result, printed now and again in the summary at the end,
 # with the seconds since the start (item 6 of issue 3 asks for under 8 minutes).
 step() { summary+=("$1  [${SECONDS} s]"); echo "$1"; }
+# checks_step WHAT LOG: a run_checks.py step's result, and its first five
+# failed cases (kernel, dtype, shape, consts) under it in the summary, which
+# is what comes back when the logs do not.
+checks_step() {
+  local last
+  last=$(tail -1 "$2")
+  step "$1: ${last#checks: }"
+  while IFS= read -r line; do summary+=("    $line"); done < <(grep -E "^FAIL" "$2" | head -5)
+}
 if [ $checks = 1 ]; then
   # Every PASS line goes to the log; FAIL lines and the per-kernel table here.
   python3 tests/gpu/run_checks.py "$FNK" "$OUT" $quick > "$OUT/checks_main.log" 2>&1 || rc=1
   grep -E "^FAIL|<-- FAIL|^--- first failure" "$OUT/checks_main.log" | head -20
-  last=$(tail -1 "$OUT/checks_main.log")
-  step "checks (every kernel over ragged shapes): ${last#checks: }"
+  checks_step "checks (every kernel over ragged shapes)" "$OUT/checks_main.log"
   # The compiler's A/B knobs, on the kernels whose code they change, so that
   # an A/B of one (bench/knob_ab.py) times correct kernels, over the knob
   # shapes (one ragged and one full tile per family: tests/gpu/cases.py):
   #   knob_checks NAME KNOB=VALUE KERNELS  (logs: $OUT/NAME, $OUT/checks_NAME.log)
   knob_checks() {
     env "$2" FNK_CHECK_ONLY="$3" python3 tests/gpu/run_checks.py "$FNK" "$OUT/$1" ${quick:---knob} > "$OUT/checks_$1.log" 2>&1 || rc=1
-    local last
-    last=$(tail -1 "$OUT/checks_$1.log")
-    step "checks with $2: ${last#checks: }"
+    checks_step "checks with $2" "$OUT/checks_$1.log"
   }
   # the version pass left out (full tiles; on by default), the JIT
   # compiling both bodies of a versioned kernel behind the run-time test, as

@@ -42,7 +42,7 @@ def case_options(root, d, case):
 
 def result(case, rc, text, dt):
     errs = [l.split("max_abs_err ")[1].split(" ")[0] for l in text.splitlines() if "max_abs_err" in l]
-    return (case[0], case[1], case[3], rc, text, errs, dt)
+    return (case[0], case[1], case[3], rc, text, errs, dt, case[8] if len(case) > 8 else {})
 
 
 def run_case(fnk, root, outdir, idx, case):
@@ -136,9 +136,9 @@ def main():
         else:
             futs = [ex.submit(lambda *a: [run_case(*a)], fnk, root, outdir, i, c) for i, c in enumerate(all_)]
         for r in (r for f in futs for r in f.result()):
-            T, shape, kernel, rc, text, errs, dt = r
+            T, shape, kernel, rc, text, errs, dt, consts = r
             status = "PASS" if rc == 0 else "FAIL"
-            line = f"{status} {kernel} T={T} {shape} max_abs_err=[{', '.join(errs)}] ({dt:.1f}s)"
+            line = f"{status} {kernel} T={T} {shape} {consts or ''} max_abs_err=[{', '.join(errs)}] ({dt:.1f}s)"
             print(line, flush=True)
             log.write(line + "\n" + ("" if rc == 0 else text + "\n"))
             results.append((kernel, T, status, text if rc else ""))
