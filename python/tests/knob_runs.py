@@ -19,11 +19,16 @@ def run_code(code, knob, value, out_path):
     return dict(np.load(out_path))
 
 
-def fnkc():
+def tool(name):
+    """The path of the build's `name` (fnk, fnkc): FNK_BUILD_DIR's, else build/'s."""
     for d in (os.environ.get("FNK_BUILD_DIR"), str(REPO / "build")):
-        if d and (Path(d) / "fnkc").is_file():
-            return str(Path(d) / "fnkc")
-    pytest.fail("no fnkc beside libfnk (set FNK_BUILD_DIR)")
+        if d and (Path(d) / name).is_file():
+            return str(Path(d) / name)
+    pytest.fail(f"no {name} beside libfnk (set FNK_BUILD_DIR)")
+
+
+def fnkc():
+    return tool("fnkc")
 
 
 def kernel_ir(path, kernel, knob, value):
