@@ -1,6 +1,6 @@
-"""The norm kernels' GPU cases (tests/gpu/cases.py: every stdlib norm kernel over
-ragged shapes, bf16 and float32, at the consts fnk.torch and the GPU checks
-use) run in the interpreter (`fnk run`) against float64 NumPy. The GPU checks
+"""The norm kernels' GPU cases (tests/gpu/cases.py: every stdlib norm kernel and
+the DiT example over ragged shapes, bf16 and float32, at the consts fnk.torch
+and the GPU checks use) run in the interpreter (`fnk run`) against float64 NumPy. The GPU checks
 compare the GPU with the interpreter; this makes sure the interpreter is right
 on those very cases first, so that a kernel wrong in both (a LayerNorm head
 tile longer than a one-column row, backend v39) does not pass there."""
@@ -36,9 +36,12 @@ def as_t(a, T):
 def references(kernel, T, ins, outs, scalars):
     """{output: float64 reference} for the outputs of `kernel` this test checks; a summed output (partial rows,
     rows of sums) maps to its column sums under the key 'NAME:sum'."""
-    t = {k: (as_t(v, T) if k in ("x", "w", "b", "dy") else np.asarray(v, np.float64)) for k, v in ins.items()}
+    t = {k: (as_t(v, T) if k in ("x", "w", "b", "dy", "scale", "shift") else np.asarray(v, np.float64))
+         for k, v in ins.items()}
     rms = kernel.startswith("rmsnorm")
     ref = {}
+    if kernel.startswith("dit_modulate"):
+        return dit_references(kernel, t, scalars)
     if "_fwd" in kernel:
         x, w, eps = t["x"], t["w"], scalars["eps"]
         if rms:
@@ -73,6 +76,23 @@ def references(kernel, T, ins, outs, scalars):
     return ref
 
 
+def dit_references(kernel, t, scalars):
+    """examples/dit_modulate.fnk: h = LayerNorm(x) * w + b over H, y = h * (1 + scale[b]) + shift[b]; the
+    backward's dx, dscale, dshift, dw, db, and its counters and sums back at zero."""
+    x, w, b, s1 = t["x"], t["w"], t["b"], 1 + t["scale"][:, None, :]
+    if kernel == "dit_modulate_fwd":
+        mu, r = x.mean(axis=2), 1 / np.sqrt(x.var(axis=2) + scalars["eps"])
+        h = (x - mu[..., None]) * r[..., None] * w + b
+        return {"y": h * s1 + t["shift"][:, None, :], "mean": mu, "rstd": r}
+    dy, r = t["dy"], t["rstd"][..., None]
+    xhat = (x - t["mean"][..., None]) * r
+    dh = dy * s1
+    g = dh * w
+    dx = (g - g.mean(axis=2, keepdims=True) - xhat * (g * xhat).mean(axis=2, keepdims=True)) * r
+    return {"dx": dx, "dscale": (dy * (xhat * w + b)).sum(axis=1), "dshift": dy.sum(axis=1),
+            "dw": (dh * xhat).sum(axis=(0, 1)), "db": dh.sum(axis=(0, 1)), "accb": 0.0, "acc": 0.0, "ticket": 0.0}
+
+
 def check(fnk, case):
     """Runs one case in the interpreter; '' if every checked output is within tolerance, else what is wrong."""
     T, shape, file, kernel, ins, outs, scalars = case[:7]
@@ -100,7 +120,7 @@ def check(fnk, case):
         shutil.rmtree(d)
 
 
-NORM_CASES = [c for c in cases.all_cases() if c[2].startswith("stdlib/norm/")]
+NORM_CASES = [c for c in cases.all_cases() if c[2].startswith("stdlib/norm/") or c[2] == "examples/dit_modulate.fnk"]
 
 
 @pytest.mark.parametrize("kernel", sorted({c[3] for c in NORM_CASES}))
