@@ -38,10 +38,12 @@ def references(kernel, T, ins, outs, scalars):
     rows of sums) maps to its column sums under the key 'NAME:sum'."""
     t = {k: (as_t(v, T) if k in ("x", "w", "b", "dy", "scale", "shift") else np.asarray(v, np.float64))
          for k, v in ins.items()}
-    rms = kernel.startswith("rmsnorm")
+    rms = family(kernel) == "rms"
     ref = {}
-    if kernel.startswith("dit_modulate"):
+    if family(kernel) == "dit":
         return dit_references(kernel, t, scalars)
+    if family(kernel) == "copy":
+        return {"y": t["x"]}
     if "_fwd" in kernel:
         x, w, eps = t["x"], t["w"], scalars["eps"]
         if rms:
@@ -76,11 +78,21 @@ def references(kernel, T, ins, outs, scalars):
     return ref
 
 
+def family(kernel):
+    """Which reference a kernel of the cases (stdlib, the DiT example, bench/variants.fnk's candidates) takes:
+    rms, ln, dit or copy; None for the variants whose partial outputs this test does not model."""
+    for prefix, fam in (("rmsnorm_", "rms"), ("rms_", "rms"), ("layernorm_", "ln"), ("ln_", "ln"),
+                        ("dit_modulate_", "dit"), ("dit_fwd_", "dit"), ("copy_", "copy")):
+        if kernel.startswith(prefix):
+            return fam
+    return None
+
+
 def dit_references(kernel, t, scalars):
     """examples/dit_modulate.fnk: h = LayerNorm(x) * w + b over H, y = h * (1 + scale[b]) + shift[b]; the
     backward's dx, dscale, dshift, dw, db, and its counters and sums back at zero."""
     x, w, b, s1 = t["x"], t["w"], t["b"], 1 + t["scale"][:, None, :]
-    if kernel == "dit_modulate_fwd":
+    if "_fwd" in kernel:
         mu, r = x.mean(axis=2), 1 / np.sqrt(x.var(axis=2) + scalars["eps"])
         h = (x - mu[..., None]) * r[..., None] * w + b
         return {"y": h * s1 + t["shift"][:, None, :], "mean": mu, "rstd": r}
@@ -120,7 +132,8 @@ def check(fnk, case):
         shutil.rmtree(d)
 
 
-NORM_CASES = [c for c in cases.all_cases() if c[2].startswith("stdlib/norm/") or c[2] == "examples/dit_modulate.fnk"]
+NORM_CASES = [c for c in cases.all_cases() if c[2].startswith(("stdlib/norm/", "examples/dit", "bench/variants"))
+              and family(c[3])]
 
 
 @pytest.mark.parametrize("kernel", sorted({c[3] for c in NORM_CASES}))
