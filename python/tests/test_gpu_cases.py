@@ -1,9 +1,10 @@
-"""The norm kernels' GPU cases (tests/gpu/cases.py: every stdlib norm kernel and
-the DiT example over ragged shapes, bf16 and float32, at the consts fnk.torch
-and the GPU checks use) run in the interpreter (`fnk run`) against float64 NumPy. The GPU checks
-compare the GPU with the interpreter; this makes sure the interpreter is right
-on those very cases first, so that a kernel wrong in both (a LayerNorm head
-tile longer than a one-column row, backend v39) does not pass there."""
+"""The GPU checks' cases (tests/gpu/cases.py) of every stdlib norm kernel, the
+DiT example and bench/variants.fnk's norm candidates, over ragged shapes in
+bf16 and float32 at the consts fnk.torch and the GPU checks use, run in the
+interpreter (`fnk run`) against float64 NumPy. The GPU checks compare the GPU
+with the interpreter; this makes sure the interpreter is right on those very
+cases first, so that a kernel wrong in both (a LayerNorm head tile longer than
+a one-column row, backend v39) does not pass there."""
 import os
 import shutil
 import subprocess
@@ -38,12 +39,12 @@ def references(kernel, T, ins, outs, scalars):
     rows of sums) maps to its column sums under the key 'NAME:sum'."""
     t = {k: (as_t(v, T) if k in ("x", "w", "b", "dy", "scale", "shift") else np.asarray(v, np.float64))
          for k, v in ins.items()}
-    rms = family(kernel) == "rms"
-    ref = {}
     if family(kernel) == "dit":
         return dit_references(kernel, t, scalars)
     if family(kernel) == "copy":
         return {"y": t["x"]}
+    rms = family(kernel) == "rms"
+    ref = {}
     if "_fwd" in kernel:
         x, w, eps = t["x"], t["w"], scalars["eps"]
         if rms:
