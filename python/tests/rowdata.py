@@ -1,5 +1,6 @@
-"""Inputs and the closeness test shared by the interpreter tests of norm
-kernels against float64 NumPy (test_shifted.py, test_variants.py)."""
+"""Inputs, references and the closeness test shared by the interpreter tests
+of norm kernels against float64 NumPy (test_fnk.py, test_shifted.py,
+test_variants.py, test_gpu_cases.py)."""
 import numpy as np
 
 
@@ -13,3 +14,12 @@ def rows(m, n, seed):
 
 def close(got, ref, what):
     np.testing.assert_allclose(got, ref, rtol=2e-4, atol=2e-4 * max(1.0, float(np.abs(ref).max())), err_msg=what)
+
+
+def rms_bwd_ref(x, w, dy, rstd):
+    """RMSNorm's dx and dw in float64, from the arrays a kernel was given
+    (rstd as passed: dx = r * g - x * r^3 / N * sum(g * x), g = dy * w)."""
+    x64, r = np.asarray(x, np.float64), np.asarray(rstd, np.float64)
+    g = np.asarray(dy, np.float64) * w
+    dx = g * r[:, None] - x64 * ((g * x64).sum(axis=1) * r ** 3 / x64.shape[1])[:, None]
+    return dx, (dy * x64 * r[:, None]).sum(axis=0)

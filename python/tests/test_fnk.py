@@ -10,6 +10,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import fnk  # noqa: E402
 from fnk._lib import c_strings  # noqa: E402
+from rowdata import rms_bwd_ref  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
 RMSNORM = REPO / "stdlib" / "norm" / "rmsnorm.fnk"
@@ -25,15 +26,6 @@ def rng():
 @pytest.fixture(scope="module")
 def rms():
     return fnk.load(RMSNORM)
-
-
-def rms_bwd_ref(x, w, dy, rstd):
-    """RMSNorm's dx and dw in float64, from the f32 arrays a kernel was given
-    (rstd as passed: dx = r * g - x * r^3 / N * sum(g * x), g = dy * w)."""
-    x64, r = x.astype(np.float64), rstd.astype(np.float64)
-    g = dy.astype(np.float64) * w
-    dx = g * r[:, None] - x64 * ((g * x64).sum(axis=1) * r ** 3 / x.shape[1])[:, None]
-    return dx, (dy * x64 * r[:, None]).sum(axis=0)
 
 
 @pytest.mark.parametrize("m,n", [(1, 1), (3, 7), (5, 1000), (2, 4096)])

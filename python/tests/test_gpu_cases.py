@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 from knob_runs import REPO, tool
+from rowdata import rms_bwd_ref
 
 sys.path.insert(0, str(REPO / "tests" / "gpu"))
 import cases  # noqa: E402
@@ -55,11 +56,10 @@ def references(kernel, T, ins, outs, scalars):
             ref.update(y=(x - mu[:, None]) * r[:, None] * w + t["b"], mean=mu, rstd=r)
     elif "dx" in outs:
         x, w, dy, r = t["x"], t["w"], t["dy"], t["rstd"]
-        n = x.shape[1]
         g = dy * w
         if rms:
             xhat = x * r[:, None]
-            ref["dx"] = g * r[:, None] - x * ((g * x).sum(axis=1) * r ** 3 / n)[:, None]
+            ref["dx"] = rms_bwd_ref(x, w, dy, r)[0]
         else:
             xhat = (x - t["mean"][:, None]) * r[:, None]
             ref["dx"] = (g - g.mean(axis=1)[:, None] - xhat * (g * xhat).mean(axis=1)[:, None]) * r[:, None]
