@@ -376,10 +376,11 @@ def main():
               (f"  (fnk err {', '.join(f'{k} {v:.2g}' for k, v in errs.items())})" if errs else ""), flush=True)
     sweep = []
     if not a.no_sweep:
-        # 8191: a row of odd width, off 16-byte alignment in seven rows of eight (perf-notes v32, item 4)
-        ns = [1024, 4096, 16384, 65536, 262144] if a.quick else [512, 1024, 2048, 3072, 4096, 5120, 8191, 8192, 12288,
-                                                                  16384, 20000, 32768, 40000, 65536, 98304, 131072,
-                                                                  262144]
+        # 8191: a row of odd width, off 16-byte alignment in seven rows of eight (perf-notes v32, item 4); 4608 and
+        # 6200: rows of whole 16-byte pieces a one-row tile would pad to 8192 (v40, item 3)
+        ns = [1024, 4096, 16384, 65536, 262144] if a.quick else [512, 1024, 2048, 3072, 4096, 4608, 5120, 6200, 8191,
+                                                                  8192, 12288, 16384, 20000, 32768, 40000, 65536,
+                                                                  98304, 131072, 262144]
         for bwd in (False, True):
             for n in ns:
                 if time.time() - t0 > a.budget:

@@ -196,30 +196,31 @@ def odd_chunks(n, short_to, wide_from):
     return {"BLOCK_N": 4096, "WARPS": 16, "VEC": SHIFT_VEC}
 
 
-# Forward splits for 16-bit rows off alignment that nearly fill their slices:
-# kernel -> (lowest width, highest, CLUSTER, BLOCK_N, WARPS, CTAs per SM for P).
-ODD_SPLITS = {
-    "rmsnorm_fwd_split": ((6657, 8192, 2, 4096, 8, 3), (13313, 16384, 2, 8192, 16, 1),
+# Forward splits for 16-bit rows that nearly fill their slices: kernel ->
+# (lowest width, highest, CLUSTER, BLOCK_N, WARPS, CTAs per SM for P).
+FILLED_SPLITS = {
+    "rmsnorm_fwd_split": ((6145, 8192, 2, 4096, 8, 3), (13313, 16384, 2, 8192, 16, 1),
                           (15 * 8192 + 1, 16 * 8192, 16, 8192, 8, 8)),
     "layernorm_fwd_split": ((6657, 8192, 2, 4096, 8, 2), (13313, 16384, 2, 8192, 16, 1)),
 }
 
 
-def odd_split(kernel, n, sms, dtype):
+def filled_split(kernel, n, sms, dtype):
     """A forward split (kernel: rmsnorm_fwd_split or layernorm_fwd_split) for
-    a 16-bit row off alignment whose slices it fills to more than 13/16
-    (15/16 for the 16 x 8192 one), else None: the slices shifted onto 16-byte
-    boundaries (VEC = 8), or with a head tile where n + 7 columns do not fit
-    them (HEAD = true, as the backwards' shifted_split); P the clusters of
-    that many CTAs per SM, a multiple of 8 (one shift per cluster). The rows
-    walked by clusters load w (and b) once and the next row ahead, where the
-    chunks (odd_chunks) read each row twice and w per chunk at a shift that
-    changes from row to row. Backend v39, bf16, us, against the chunks and
+    a 16-bit row that fills its slices to more than 3/4 (RMSNorm's 2 x 4096)
+    or 13/16 (15/16 for the 16 x 8192 one), else None. Rows off alignment
+    (most of the splits here) shift the slices onto 16-byte boundaries (VEC
+    = 8), or take a head tile where n + 7 columns do not fit them (HEAD =
+    true, as the backwards' shifted_split); P the clusters of that many CTAs
+    per SM, a multiple of 8 (one shift per cluster). The rows walked by
+    clusters load w (and b) once and the next row ahead, where the chunks
+    (odd_chunks) read each row twice and w per chunk at a shift that changes
+    from row to row. Backend v39, bf16, us, against the chunks and
     torch.compile in one process (bench/fwd_probe.py):
 
     | rows x columns | RMSNorm | chunks | compile | LayerNorm | chunks | compile |
     |---|---|---|---|---|---|---|
-    | 8000x7001 (2 x 4096) | 66.5 | 75.8 | 128.2 | | | |
+    | 8000x7001 (2 x 4096) | 66.5 | 75.8 | 128.2 | 93.6 | 93.6 | 146.2 |
     | 8192x8191 (2 x 4096, head) | 75.0 | 95.4 | 107.9 | 105.1 | 115.6 | 145.9 |
     | 4096x16383 (2 x 8192, head) | 80.6 | 102.3 | 137.9 | 119.9 | 128.7 | 141.7 |
     | 512x131071 (16 x 8192, head) | 86.8 | 111.8 | 143.6 | | | |
@@ -227,16 +228,21 @@ def odd_split(kernel, n, sms, dtype):
     Slices the row fills less lost: 13421x5001 over 2 x 4096 RMSNorm 135.6
     (LayerNorm 183.0) against 83.9 (110.0), over 5 x 1024 95.4 (118.6);
     22369x3001 over 3 x 1024 92.4 against 90.4; 1024x65537 over 9 x 8192
-    115.0 against 113.7; the whole row in one tile with a head (one row per
-    CTA, w off alignment per row) lost at every width (8192x8191 104-112).
-    The bound between the fills measured (won at 85% and up, lost at 61%) is
-    where the costs per row cross: the chunks' grows with the width (1.25-1.42
-    ns per 1000 columns above), the split's holds at 8.3-10 ns (its rank 0
-    keeps a full slice), so they meet near 6200-7400 columns."""
-    for lo, hi, c, b, warps, per_sm in ODD_SPLITS[kernel]:
+    115.0 against 113.7; LayerNorm 8000x6500 98.7 against 91.3; the whole
+    row in one tile with a head (one row per CTA, w off alignment per row)
+    lost at every width (8192x8191 104-112). The bound between the fills
+    measured is where the costs per row cross: the chunks' grows with the
+    width (1.25-1.42 ns per 1000 columns above), the split's holds at
+    8.3-10 ns (its rank 0 keeps a full slice): RMSNorm's 2 x 4096 won at
+    8000x6500 (79%), 71.2 against 73.5 for the chunks (backend v40). Rows of
+    whole pieces take it from rms_fwd only where it fills 3/4 to 13/16."""
+    odd = off_alignment(n, dtype)
+    for lo, hi, c, b, warps, per_sm in FILLED_SPLITS[kernel]:
         if lo <= n <= hi:
             p = max(SHIFT_VEC, per_sm * sms // c // SHIFT_VEC * SHIFT_VEC)
-            consts = {"BLOCK_N": b, "CLUSTER": c, "WARPS": warps, "P": p, "VEC": SHIFT_VEC}
+            consts = {"BLOCK_N": b, "CLUSTER": c, "WARPS": warps, "P": p}
+            if odd:
+                consts["VEC"] = SHIFT_VEC
             if needs_head(n, c, b, dtype):
                 consts["HEAD"] = True
             return Launch(kernel, consts)
@@ -307,22 +313,46 @@ def rms_fwd(n, sms=132, resident=None, dtype="bf16"):
     second time from L2): 56 registers at 8 warps, four CTAs per SM, where the
     whole row takes 80 and three (32768x8192: 541.1-542.4 us against
     568.1-569.6; 16 warps 540.7-542.9; 8192-wide chunks 670-686; backend
-    v20). bf16 ragged rows go over ragged_split's slices (split); those of
+    v20). 16-bit rows that would fill less than 13/16 of that power-of-two tile
+    (and that exact_split does not cut) leave it: its time per row stays
+    whatever the fill, so the bandwidth falls with it. They take the 2 x
+    4096 split from 6145 columns (filled_split), else chunks 1024 wide at 4
+    warps, or 2048 where a row's last 2048 would be more than half full.
+    Backend v40, bf16, us, against the padded tile and torch.compile in one
+    process (bench/fwd_probe.py):
+
+    | rows x columns | now | padded tile | compile | other |
+    |---|---|---|---|---|
+    | 20000x2560 (1024 chunks) | 65.1 | 83.8 | 73.6 | |
+    | 16000x3072 (1024 chunks) | 55.1 | 62.0 | 64.8 | |
+    | 11000x4608 (1024 chunks) | 61.3 | 95.8 | 61.9 | 2048 chunks 68.0 |
+    | 9000x5632 (2048 chunks) | 58.6 | 71.7 | 56.5 | 1024 chunks 63.2, 2 x 4096 77.9 |
+    | 8000x6200 (2 x 4096) | 64.7 | 71.3 | 56.3 | 1024 / 2048 chunks 67.0 / 66.8 |
+
+    At 13/16 and above the tile stays: 12000x3328 47.7 against 53.1 and
+    53.4 for the chunks (torch.compile 52.5), 14000x3584 57.5 against 61.3,
+    7500x6656 58.9 against 58.4 over 2 x 4096 (62.2 for 2048-wide chunks;
+    torch.compile 51.8), 9362x7168 71.4 against 70.6, 6800x7680 55.6 against
+    57.3, 6400x8184 55.8 against 58.1. bf16 ragged rows wider than
+    8192 go over ragged_split's slices (split); those of
     16385-262143 columns it does not cover, in 4096-wide chunks at 16 warps
     (2684x25000 90.7 us against 101.9 over 4 x 8192; torch.compile 74.2;
     backend v32). 16-bit rows off 16-byte alignment wider than 2048 columns
     (an odd width, say) take the shifted splits where they fill their slices
-    (odd_split), else chunks (odd_chunks)."""
+    (filled_split), else chunks (odd_chunks)."""
     if 256 < n <= 1024:
         return Launch("rmsnorm_fwd_rows", rows_tile(n, 8, elems=8192))
     if n <= 2048:
         return Launch("rmsnorm_fwd_rows", rows_tile(n, 4))
     if dtype != "f32" and off_alignment(n, dtype):  # n > 2048 here
-        return odd_split("rmsnorm_fwd_split", n, sms, dtype) or \
+        return filled_split("rmsnorm_fwd_split", n, sms, dtype) or \
             Launch("rmsnorm_fwd", odd_chunks(n, short_to=7168, wide_from=8192))
     if n <= 8192 and not (dtype != "f32" and exact_split(n)):
         if dtype == "f32" and n > 4096:
             return Launch("rmsnorm_fwd", {"BLOCK_N": 4096, "WARPS": 8})
+        if dtype != "f32" and n * 16 < block(n) * 13:  # the one-row tile would be less than 13/16 full
+            return filled_split("rmsnorm_fwd_split", n, sms, dtype) if n > 6144 else \
+                Launch("rmsnorm_fwd", {"BLOCK_N": 2048 if n % 2048 > 1024 else 1024, "WARPS": 4})
         return Launch("rmsnorm_fwd_row", {"BLOCK_N": block(n)})
     if dtype != "f32" and 16384 < n < 16 * 16384 and not ragged_split(n) and n & (n - 1):
         # a ragged row no slices cover closely: the chunks, which beat the padded split at every ragged width
@@ -446,8 +476,8 @@ def _rms_bwd(n, resident, m, sms, dtype):
 
 def ln_fwd(n, sms=132, resident=None, dtype="bf16"):
     """Short rows several per CTA (rows_tile: 131072x512 101 us against 224
-    one row per CTA, 32768x2048 84 against 93); rows of 4097 to 8192 columns
-    one per CTA, three 8-warp CTAs per SM, each asking L2 for the row of the
+    one row per CTA, 32768x2048 84 against 93); rows of 7169 to 8192
+    columns one per CTA, three 8-warp CTAs per SM, each asking L2 for the row of the
     CTA one resident wave (3 x SMs) after it (layernorm_fwd_row, 32768x8192:
     256.4 us, against 270.7 for layernorm_fwd_staged's rows staged by bulk
     copies, backend v13); otherwise 2048-wide chunks with one-pass statistics
@@ -456,10 +486,10 @@ def ln_fwd(n, sms=132, resident=None, dtype="bf16"):
     walks). float32 rows take the chunks at every width: the whole 8192-column
     row spills 720 bytes at its 80 registers, and ran 873.9 us at 32768x8192
     against 589.6 for 2048-wide chunks at 4 warps (4096 at 8 / 16 warps: 632.8
-    / 658.2; backend v21). Rows of 5120 and 6144 columns (exact_split, 4097
-    to 8192 columns, bf16) go over clusters of 5 or 3 CTAs instead
-    (layernorm_fwd_split, backend v28: 13107x5120 103.4 us, 10922x6144 87.5,
-    against 182.0 and 138.6 one padded 8192-wide row per CTA); wider ones
+    / 658.2; backend v21). Rows of 6144 columns (exact_split, bf16) go over
+    clusters of 3 CTAs instead (layernorm_fwd_split, backend v28: 10922x6144
+    87.5 us, against 138.6 one padded 8192-wide row per CTA; 5 x 1024 for
+    5120 lost to the chunks in backend v40, below); wider ones
     tied the chunks (6553x10240 91.0 against 90.1); the 1024-column slices
     hold w and b in registers, the 2048-column ones read them per row (HOLD,
     backend v31: 13107x5120 103.2 us held against 113.6, 10922x6144 84.4
@@ -496,24 +526,41 @@ def ln_fwd(n, sms=132, resident=None, dtype="bf16"):
     of 4097-8192 columns take the 2048-wide chunks at 16 warps (32768x8192
     566.1 us against 591.4 at 4 warps; backend v30). 16-bit rows off
     16-byte alignment wider than 2048 columns take the shifted splits where
-    they fill their slices (odd_split), else chunks (odd_chunks)."""
+    they fill their slices (filled_split), else chunks (odd_chunks). Those
+    of whole pieces of 2049-7168 columns but 6144 take 1024-wide chunks at 4
+    warps, not 2048-wide ones or the one-row tile padded to 8192 (backend
+    v40, bf16, us, torch.compile in the same process):
+
+    | rows x columns | 1024 chunks | 2048 chunks | other | compile |
+    |---|---|---|---|---|
+    | 20000x2560 | 80.5 | 116.3 | | 158.6 |
+    | 16000x3072 | 64.2 | 92.4 | | 128.7 |
+    | 14000x3584 | 73.4 | 83.3 | | 113.3 |
+    | 16384x4096 | 84.4 | 91.3 | | 96.2 |
+    | 13107x5120 | 85.4 | | 5 x 1024 103.0 | 127.0 |
+    | 9000x5632 | 72.3 | 78.4 | padded tile 122.5 | 89.5 |
+    | 8000x6200 | 78.3 | 89.4 | padded tile 104.7, 2 x 4096 94.7 | 94.4 |
+    | 9362x7168 | 89.5 | 100.7 | padded tile 104.3, 2 x 4096 95.7 | 109.3 |
+    | 6800x7680 | 76.7 | 76.9 | padded tile 74.2 (kept) | 81.7 |"""
     if n <= 2048:
         return Launch("layernorm_fwd_rows", rows_tile(n, 4))
     if dtype != "f32" and off_alignment(n, dtype):  # n > 2048 here
-        return odd_split("layernorm_fwd_split", n, sms, dtype) or \
+        return filled_split("layernorm_fwd_split", n, sms, dtype) or \
             Launch("layernorm_fwd", odd_chunks(n, short_to=8192, wide_from=16384))
     def clusters(c, b, warps, p, **more):
         # layernorm_fwd_split over P clusters of c CTAs of b columns
         return Launch("layernorm_fwd_split", {"BLOCK_N": b, "CLUSTER": c, "WARPS": warps, "P": max(1, p), **more})
 
-    cut = exact_split(n) if dtype != "f32" and n <= 8192 else None
-    if cut:  # 3 or 5 slices (13107x5120: 103.4 us, against 182.0 one padded row per CTA)
-        c, b = cut
-        return clusters(c, b, min(4, max(2, b // 512)), 12 * sms // c, HOLD=b < 2048)
     if dtype == "f32":
         return Launch("layernorm_fwd", {"BLOCK_N": 2048, "WARPS": 16 if 4096 < n <= 8192 else 4})
-    if 4096 < n <= 8192:
+    if 7168 < n <= 8192:
         return Launch("layernorm_fwd_row", {"BLOCK_N": 8192, "WARPS": 8, "CTAS": 3, "L2": 3 * sms})
+    cut = exact_split(n) if n <= 8192 else None
+    if cut and cut[1] >= 2048:  # 3 x 2048 (10922x6144 84.7 us against 86.6 for the chunks); 5 x 1024 lost to them
+        c, b = cut
+        return clusters(c, b, 4, 12 * sms // c, HOLD=False)
+    if n <= 8192:
+        return Launch("layernorm_fwd", {"BLOCK_N": 1024, "WARPS": 4})
     if n in (16384, 32768, 65536, 16 * 8192, 16 * 16384):  # rows that fill clusters of 8192 or 16384 columns
         b = 8192 if n <= 16 * 8192 else 16384
         cut = n // b, b

@@ -91,13 +91,42 @@ def test_rmsnorm_backward_of_4097_to_8192_columns_over_clusters_of_two():
 
 def test_float32_forward_of_4097_to_8192_columns_in_chunks():
     """A float32 row of 4097-8192 columns goes in two 4096-wide chunks
-    (rmsnorm_fwd); bf16 and f16 rows stay whole (rmsnorm_fwd_row)."""
+    (rmsnorm_fwd); bf16 and f16 rows that fill 13/16 of the 8192-column
+    tile stay whole (rmsnorm_fwd_row)."""
     for n in (4097, 6000, 8192):
         assert schedules.rms_fwd(n, SMS, dtype="f32") == schedules.Launch("rmsnorm_fwd", {"BLOCK_N": 4096, "WARPS": 8})
-    for n in (4104, 6000, 8192):  # 16-bit rows of whole 16-byte pieces (odd widths: test_rows_off_alignment...)
+    for n in (6656, 7680, 8192):  # 16-bit rows of whole 16-byte pieces (odd widths: test_rows_off_alignment...)
         for dt in ("bf16", "f16"):
             assert schedules.rms_fwd(n, SMS, dtype=dt).kernel == "rmsnorm_fwd_row"
     assert schedules.rms_fwd(4096, SMS, dtype="f32").kernel == "rmsnorm_fwd_row"
+
+
+def test_rows_that_would_not_fill_the_one_row_tile():
+    """16-bit rows of whole 16-byte pieces that would fill less than 13/16 of
+    RMSNorm's one-row tile (padded to a power of two; its time per row stays
+    whatever the fill) take chunks 1024 wide at 4 warps, 2048 wide where a
+    row's last 2048 columns would be more than half full, or from 6145
+    columns the 2 x 4096 split; LayerNorm's take 1024-wide chunks at 4 warps
+    from 2049 to 7168 columns but 6144 (3 x 2048), the one-row tile above
+    (backend v40); exact splits and float32 keep theirs."""
+    def chunks(b):
+        return {"BLOCK_N": b, "WARPS": 4}
+    split = {"BLOCK_N": 4096, "CLUSTER": 2, "WARPS": 8, "P": 192}
+    for n, rms in ((2056, chunks(1024)), (2560, chunks(1024)), (3072, chunks(1024)), (3320, chunks(2048)),
+                   (4104, chunks(1024)), (4608, chunks(1024)), (5632, chunks(2048)), (6000, chunks(2048)),
+                   (6152, split), (6648, split)):
+        for dt in ("bf16", "f16"):
+            launch = schedules.rms_fwd(n, SMS, dtype=dt)
+            assert (launch.kernel, launch.consts) == ("rmsnorm_fwd_split" if rms is split else "rmsnorm_fwd", rms), n
+            assert schedules.ln_fwd(n, SMS, dtype=dt) == schedules.Launch("layernorm_fwd", chunks(1024)), n
+    for n in (3328, 3584, 4096, 6656, 7168, 8184, 8192):
+        assert schedules.rms_fwd(n, SMS).kernel == "rmsnorm_fwd_row", n
+    for n in (4096, 5120, 7168):
+        assert schedules.ln_fwd(n, SMS) == schedules.Launch("layernorm_fwd", chunks(1024)), n
+    for n in (7176, 8192):
+        assert schedules.ln_fwd(n, SMS).kernel == "layernorm_fwd_row", n
+    assert schedules.rms_fwd(5120, SMS).consts["CLUSTER"] == 5 and schedules.ln_fwd(6144, SMS).consts["CLUSTER"] == 3
+    assert schedules.rms_fwd(6000, SMS, dtype="f32").consts == {"BLOCK_N": 4096, "WARPS": 8}
 
 
 def test_rows_off_alignment_take_the_shifted_chunks_or_splits():
@@ -108,13 +137,14 @@ def test_rows_off_alignment_take_the_shifted_chunks_or_splits():
     wide at 4 warps up to 7168 (RMSNorm) or 8192 (LayerNorm) columns, then
     2048 wide at 4 warps, 4096 wide at 16 from 8192 (RMSNorm) or 16384
     (LayerNorm) columns; except rows that fill more than 13/16 of 2 x 4096 or
-    2 x 8192 columns, and RMSNorm's that fill 15/16 of 16 x 8192, which go
-    over those slices shifted, or with a head tile where the shift has no
-    room (backend v39, schedules.odd_split), P clusters a multiple of 8. Rows
+    2 x 8192 columns (RMSNorm's 2 x 4096: 3/4, backend v40), and RMSNorm's
+    that fill 15/16 of 16 x 8192, which go over those slices shifted, or with
+    a head tile where the shift has no room (backend v39,
+    schedules.filled_split), P clusters a multiple of 8. Rows
     of whole pieces, float32 and rows of up to 2048 columns keep their
     schedules."""
     short, narrow, wide = ({"BLOCK_N": b, "WARPS": w, "VEC": 8} for b, w in ((1024, 4), (2048, 4), (4096, 16)))
-    for n, rms, ln in ((2049, short, short), (3001, short, short), (5001, short, short), (6655, short, short),
+    for n, rms, ln in ((2049, short, short), (3001, short, short), (5001, short, short), (6143, short, short),
                        (16388, wide, wide), (32767, wide, wide), (65537, wide, wide), (262143, wide, wide)):
         for dt in ("bf16", "f16"):
             assert schedules.rms_fwd(n, SMS, dtype=dt) == schedules.Launch("rmsnorm_fwd", rms), (n, dt)
@@ -122,6 +152,10 @@ def test_rows_off_alignment_take_the_shifted_chunks_or_splits():
 
     def split(c, b, warps, p, head=False):
         return {"BLOCK_N": b, "CLUSTER": c, "WARPS": warps, "P": p, "VEC": 8, **({"HEAD": True} if head else {})}
+    for n, (rms, ln) in ((6145, (split(2, 4096, 8, 192), short)), (6655, (split(2, 4096, 8, 192), short))):
+        for dt in ("bf16", "f16"):  # RMSNorm's 2 x 4096 from 3/4 (backend v40), LayerNorm's from 13/16
+            assert schedules.rms_fwd(n, SMS, dtype=dt) == schedules.Launch("rmsnorm_fwd_split", rms), (n, dt)
+            assert schedules.ln_fwd(n, SMS, dtype=dt) == schedules.Launch("layernorm_fwd", ln), (n, dt)
     for n, rms, ln in ((6657, split(2, 4096, 8, 192), split(2, 4096, 8, 128)),
                        (8185, split(2, 4096, 8, 192), split(2, 4096, 8, 128)),  # n + 7 = 2 x 4096: room
                        (8191, split(2, 4096, 8, 192, True), split(2, 4096, 8, 128, True)),
@@ -139,7 +173,7 @@ def test_rows_off_alignment_take_the_shifted_chunks_or_splits():
         assert schedules.rms_fwd(n, SMS).kernel != "rmsnorm_fwd" and schedules.ln_fwd(n, SMS).kernel != "layernorm_fwd"
     assert schedules.rms_fwd(8200, SMS).kernel == "rmsnorm_fwd_split" and "VEC" not in schedules.rms_fwd(8200, SMS).consts
     assert schedules.rms_fwd(8191, SMS, dtype="f32") == schedules.Launch("rmsnorm_fwd", {"BLOCK_N": 4096, "WARPS": 8})
-    assert schedules.rms_fwd(3000, SMS).kernel == "rmsnorm_fwd_row"
+    assert schedules.rms_fwd(3584, SMS).kernel == "rmsnorm_fwd_row"
     assert schedules.rms_fwd(2047, SMS).kernel == "rmsnorm_fwd_rows"
 
 
@@ -228,7 +262,7 @@ def test_float32_takes_the_settings_that_do_not_spill():
     (tests/lit/gpu/spills.test)."""
     for n in (4097, 8192):
         assert schedules.ln_fwd(n, SMS, dtype="f32") == schedules.Launch("layernorm_fwd", {"BLOCK_N": 2048, "WARPS": 16})
-    for n in (4104, 8192):
+    for n in (7176, 8192):
         assert schedules.ln_fwd(n, SMS, dtype="bf16").kernel == "layernorm_fwd_row"
     for n in (4097, 8192, 131073, 262144):
         ln = {dt: schedules.ln_bwd(n, m=32768, sms=SMS, dtype=dt) for dt in ("bf16", "f32")}
@@ -302,8 +336,8 @@ def test_rows_of_exact_slices(mods, n, cut):
     assert schedules.exact_split(n) == cut
     launches = [*check_rmsnorm(mods[0], n, schedule_dtype="bf16"), *check_layernorm(mods[1], n, schedule_dtype="bf16")]
     for launch in launches:
-        if launch.kernel == "layernorm_fwd":  # 8193-12288 columns: the chunks tied the split (backend v28)
-            assert n > 8192
+        if launch.kernel == "layernorm_fwd":  # 8193-12288 columns: the chunks tied the split (backend v28);
+            assert n > 8192 or n == 5120  # 5 x 1024 lost to them (backend v40)
             continue
         assert (launch.consts["CLUSTER"], launch.consts["BLOCK_N"]) == cut, launch
     f32 = (schedules.rms_fwd(n, dtype="f32"), schedules.rms_bwd(n, dtype="f32"), schedules.ln_fwd(n, dtype="f32"),
@@ -322,8 +356,8 @@ def test_wide_layernorm_forward_by_width():
     slices ragged_split gives: 8192 or 16384 columns as those, 2048 or 4096
     at 4 warps with w and b held (backend v32); the rest take the chunks,
     2048 wide at 4 warps below 16384 columns and 4096 wide at 16 above. The
-    exact 5 x 1024 slices hold w and b, the 3 x 2048 ones read them per
-    row."""
+    exact 3 x 2048 slices read w and b per row; 5120 columns take 1024-wide
+    chunks, which beat 5 x 1024 (backend v40)."""
     def got(n):
         f = schedules.ln_fwd(n, SMS)
         c = f.consts
@@ -344,7 +378,7 @@ def test_wide_layernorm_forward_by_width():
     assert got(262144) == ("layernorm_fwd_split", 16, 16384, 16, 1, False, 7)
     resident = schedules.ln_fwd(131072, SMS, resident=lambda launch: 12)  # the driver's count when it gives one
     assert resident.consts["P"] == 12
-    assert got(5120)[:6] == ("layernorm_fwd_split", 5, 1024, 2, 0, True)
+    assert got(5120) == ("layernorm_fwd", 1, 1024, 4, 0, True, 0)  # the chunks beat 5 x 1024 (backend v40)
     assert got(6144)[:6] == ("layernorm_fwd_split", 3, 2048, 4, 0, False)
     for n in (16384, 20000):
         assert schedules.ln_fwd(n, SMS, dtype="f32").consts == {"BLOCK_N": 2048, "WARPS": 4}

@@ -35,7 +35,10 @@ def close(a, b, dtype, what):
                                    # room for the shift), 2 x 4096, 2 x 8192 and 5 x 16384 shifted, with
                                    # fewer rows than clusters and (8191, 16383) more
                                    (2, 8191), (3, 5001), (3, 12001), (2, 65537), (2, 131071), (300, 8191),
-                                   (200, 16383)])
+                                   (200, 16383),
+                                   # rows of whole pieces the one-row tile would pad (backend v40): chunks
+                                   # (4608), 2 x 4096 (6200, 7680)
+                                   (41, 4608), (300, 6200), (7, 7680)])
 def test_rms_norm_matches_torch(shape, dtype):
     g = torch.Generator(device="cuda").manual_seed(sum(shape))
     x = torch.randn(*shape, device="cuda", generator=g).to(dtype).requires_grad_()
@@ -210,7 +213,9 @@ def test_rms_norm_backward_workspace_waits_for_the_other_stream():
                                    # 16-bit rows off alignment (backend v36-v37), as in
                                    # test_rms_norm_matches_torch (16383, 131071: splits with a head tile)
                                    (2, 8191), (3, 5001), (3, 12001), (2, 65537), (2, 98311), (200, 16383),
-                                   (20, 131071)])
+                                   (20, 131071),
+                                   # rows of whole pieces the one-row tile would pad: chunks (backend v40)
+                                   (41, 4608), (300, 6200)])
 def test_layer_norm_matches_torch(shape, dtype):
     g = torch.Generator(device="cuda").manual_seed(7 + sum(shape))
     n = shape[-1]
