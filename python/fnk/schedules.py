@@ -61,6 +61,35 @@ def exact_split(n):
     return None
 
 
+def slices_of_1024(n, dtype, narrow=False):
+    """(CLUSTER, 1024) for a backward's 16-bit row of whole 16-byte pieces
+    that its power-of-two tile would leave idle in part: 4097-5119 columns
+    (2 x 4096 or an 8192 tile at most 5/8 full) over 5 x 1024 (exact_split's
+    slices for 5120), and where `narrow` (LayerNorm, whose 4096 row tile lost
+    at 3/4 full too), 2049-3072 over 3 x 1024; else None. The backwards walk
+    rows with every lane of their tile, so a padded lane costs as a full
+    one. Backend v40, bf16, us (bench/bwd_probe.py; the padded launch and
+    torch.compile in one process; 4608 and 3072 the widths measured, the
+    rest of the two ranges interpolated):
+
+    | rows x columns | 1024 slices | padded | other | torch.compile |
+    |---|---|---|---|---|
+    | RMSNorm 11000x4608 | 131.9 | 177.7 (2 x 4096) | 3 x 2048 152.2 | 172.5 |
+    | LayerNorm 11000x4608 | 140.9 | 172.4 (8192 tile) | 3 x 2048 173.3 | 244.2 |
+    | LayerNorm 16000x3072 | 99.8 | 146.1 (4096 tile) | | 182.8 |
+
+    Where the tiles are 3/4 full they stay: RMSNorm 16000x3072 84.8 in
+    its 4096 tile against 86.1 over 3 x 1024, 8000x6200 105.0 over 2 x
+    4096 against 158.1 over 4 x 2048 and 175.1 over 7 x 1024 (LayerNorm's
+    8192 tile 135.5 against 163.0 and 190.2). Rows off alignment keep the
+    shifted splits (shifted_split)."""
+    if dtype == "f32" or off_alignment(n, dtype):
+        return None
+    if 4096 < n < 5120 or (narrow and 2048 < n <= 3072):
+        return -(-n // 1024), 1024
+    return None
+
+
 def ragged_split(n, backward=False):
     """(CLUSTER, BLOCK_N) for a row wider than 8192 columns that is not a
     power of two: the narrowest slices of 2048 (up to 16384 columns; the
@@ -456,6 +485,8 @@ def _rms_bwd(n, resident, m, sms, dtype):
         if dtype == "f32":  # twice the registers per element: twice the threads per row, half the CTAs per SM
             warps, per_sm = 2 * warps, per_sm // 2
         return Launch("rmsnorm_bwd", {"BLOCK_N": block(n), "WARPS": warps, "L2": _row_l2(m, sms)}, per_sm=per_sm)
+    if slices_of_1024(n, dtype):  # as the exact 5 x 1024 of 5120 columns (below)
+        return _rms_bwd(5120, resident, m, sms, dtype)
     if n <= 8192 and not (dtype != "f32" and exact_split(n)):
         return Launch("rmsnorm_bwd_split_acc", {"BLOCK_N": 4096, "CLUSTER": 2, "WARPS": 8, "L2": 2}, per_sm=2,
                       cluster=2)
@@ -659,7 +690,7 @@ def _ln_bwd(n, m, sms, dtype):
         return Launch("layernorm_bwd_rows", rows_tile(n, 8 if n <= 512 else 4), per_sm=2)
     if n <= 2048:
         return Launch("layernorm_bwd", {"BLOCK_N": block(n), "WARPS": 8, "L2": _row_l2(m, sms)}, per_sm=2)
-    cut = exact_split(n) if dtype != "f32" else None
+    cut = exact_split(n) or slices_of_1024(n, dtype, narrow=True) if dtype != "f32" else None
     if cut:  # 16 columns a thread, at least 4 warps (13107x5120: 135.5 us at 4, 137.2 at 2)
         c, b = cut
         return Launch("layernorm_bwd_split_acc", {"BLOCK_N": b, "CLUSTER": c, "WARPS": max(4, b // 512)}, per_sm=8,

@@ -74,12 +74,13 @@ def test_row_backwards_ask_l2_for_long_walks():
 
 
 def test_rmsnorm_backward_of_4097_to_8192_columns_over_clusters_of_two():
-    """Rows of 4097-8192 columns: rmsnorm_bwd_split_acc over clusters of two
+    """Rows of 5121-8192 columns: rmsnorm_bwd_split_acc over clusters of two
     4096-column CTAs, two CTAs per SM (so up to SMS clusters, each adding its
     partial row into one of ACC_ROWS rows of sums, or of as many as there are
     clusters), L2 asked two steps ahead whatever the walk's length; 4096
-    columns stay one CTA per row."""
-    for n, m in ((8192, 2048), (8192, 32768), (4104, 8), (6000, None)):  # odd widths shift (below)
+    columns stay one CTA per row (narrower rows of whole pieces: 5 x 1024,
+    test_rows_off_their_padded_tiles)."""
+    for n, m in ((8192, 2048), (8192, 32768), (5128, 8), (6000, None)):  # odd widths shift (below)
         b = schedules.rms_bwd(n, m=m, sms=SMS)
         assert (b.kernel, b.cluster, b.consts) == (
             "rmsnorm_bwd_split_acc", 2, {"BLOCK_N": 4096, "CLUSTER": 2, "WARPS": 8, "L2": 2})
@@ -346,6 +347,27 @@ def test_rows_of_exact_slices(mods, n, cut):
         assert launch.consts.get("CLUSTER", 1) not in (3, 5), launch
     for other in (2560, 4096, 5000, 7168, 8192, 14336, 16384, 65536, 5 * 16384):
         assert schedules.exact_split(other) is None
+
+
+@pytest.mark.parametrize("n", [2056, 2560, 3072, 4104, 4608, 5632, 6200])
+def test_rows_off_their_padded_tiles(mods, n):
+    """16-bit rows of whole pieces that padded power-of-two tiles would leave
+    idle in part (backend v40): the forwards in chunks or over 2 x 4096
+    (test_rows_that_would_not_fill_the_one_row_tile), the backwards of
+    4097-5119 columns over 5 x 1024 and LayerNorm's of 2049-3072 over 3 x
+    1024 (schedules.slices_of_1024). Those launches give the float64 answers
+    in the interpreter."""
+    rms, ln = check_rmsnorm(mods[0], n, schedule_dtype="bf16"), check_layernorm(mods[1], n, schedule_dtype="bf16")
+    slices = {"rms": (5, 1024) if 4096 < n < 5120 else None,
+              "ln": (5, 1024) if 4096 < n < 5120 else (3, 1024) if n <= 3072 else None}
+    for launch, cut in ((rms[1], slices["rms"]), (ln[1], slices["ln"])):
+        if cut:
+            assert launch.kernel.endswith("_bwd_split_acc") and launch.cluster == cut[0], launch
+            assert (launch.consts["CLUSTER"], launch.consts["BLOCK_N"]) == cut, launch
+        else:
+            assert launch.consts.get("BLOCK_N", 0) * launch.consts.get("CLUSTER", 1) >= 4096, launch
+    assert schedules.slices_of_1024(4609, "bf16") is None and schedules.slices_of_1024(4608, "f32") is None
+    assert schedules.slices_of_1024(3072, "bf16") is None  # RMSNorm's 4096 row tile tied 3 x 1024
 
 
 def test_wide_layernorm_forward_by_width():

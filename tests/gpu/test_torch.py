@@ -214,8 +214,9 @@ def test_rms_norm_backward_workspace_waits_for_the_other_stream():
                                    # test_rms_norm_matches_torch (16383, 131071: splits with a head tile)
                                    (2, 8191), (3, 5001), (3, 12001), (2, 65537), (2, 98311), (200, 16383),
                                    (20, 131071),
-                                   # rows of whole pieces the one-row tile would pad: chunks (backend v40)
-                                   (41, 4608), (300, 6200)])
+                                   # rows of whole pieces the one-row tile would pad: chunks forward; backward
+                                   # over 3 x 1024 (2560) and 5 x 1024 (4608) (backend v40)
+                                   (50, 2560), (41, 4608), (300, 6200)])
 def test_layer_norm_matches_torch(shape, dtype):
     g = torch.Generator(device="cuda").manual_seed(7 + sum(shape))
     n = shape[-1]
