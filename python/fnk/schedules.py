@@ -511,10 +511,10 @@ def ln_fwd(n, sms=132, resident=None, dtype="bf16"):
     columns one per CTA, three 8-warp CTAs per SM, each asking L2 for the row of the
     CTA one resident wave (3 x SMs) after it (layernorm_fwd_row, 32768x8192:
     256.4 us, against 270.7 for layernorm_fwd_staged's rows staged by bulk
-    copies, backend v13); otherwise 2048-wide chunks with one-pass statistics
-    at 4 warps (32768x8192: 315 us, against 330 for a persistent whole-row
-    kernel with the row in registers and 346 for the statistics in two
-    walks). float32 rows take the chunks at every width: the whole 8192-column
+    copies, backend v13); the other rows in chunks with one-pass statistics
+    (layernorm_fwd; at 32768x8192, 2048 wide at 4 warps: 315 us, against 330
+    for a persistent whole-row kernel with the row in registers and 346 for
+    the statistics in two walks). float32 rows take the chunks at every width: the whole 8192-column
     row spills 720 bytes at its 80 registers, and ran 873.9 us at 32768x8192
     against 589.6 for 2048-wide chunks at 4 warps (4096 at 8 / 16 warps: 632.8
     / 658.2; backend v21). Rows of 6144 columns (exact_split, bf16) go over
