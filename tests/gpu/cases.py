@@ -435,10 +435,12 @@ def _cases(quick, knob):
                     yield (T, f"wide M={M} N={N}") + c
         if not (quick or knob):
             # Ragged rows over clusters of any size (schedules.ragged_split): 5 x 4096 and 12 x 8192, the last
-            # CTA partly past the row.
-            for (M, N, cluster) in [(5, 20000, 5), (3, 98304, 12)]:
+            # CTA partly past the row; and over 1024-column slices (schedules.slices_of_1024's backwards): 5 x 1024
+            # and 3 x 1024, the last CTA half empty.
+            for (M, N, cluster, block) in [(5, 20000, 5, 4096), (3, 98304, 12, 4096), (5, 4608, 5, 1024),
+                                           (7, 2560, 3, 1024)]:
                 x, w, dy = rng.standard_normal((M, N)), rng.standard_normal(N), rng.standard_normal((M, N))
-                for c in split_cases(x, w, dy, cluster=cluster, min_block=4096, fwd_p=2):
+                for c in split_cases(x, w, dy, cluster=cluster, min_block=block, fwd_p=2):
                     yield (T, f"ragged cluster={cluster} M={M} N={N}") + c
         for (M, N) in ([(7, 1000)] if quick else [(7, 1000), (5, 8192)] if knob else
                        [(7, 1000), (5, 8192), (9, 64), (7, 768)]):
