@@ -380,7 +380,7 @@ def rms_fwd(n, sms=132, resident=None, dtype="bf16"):
         if dtype == "f32" and n > 4096:
             return Launch("rmsnorm_fwd", {"BLOCK_N": 4096, "WARPS": 8})
         if dtype != "f32" and n * 16 < block(n) * 13:  # the one-row tile would be less than 13/16 full
-            return filled_split("rmsnorm_fwd_split", n, sms, dtype) if n > 6144 else \
+            return filled_split("rmsnorm_fwd_split", n, sms, dtype) or \
                 Launch("rmsnorm_fwd", {"BLOCK_N": 2048 if n % 2048 > 1024 else 1024, "WARPS": 4})
         return Launch("rmsnorm_fwd_row", {"BLOCK_N": block(n)})
     if dtype != "f32" and 16384 < n < 16 * 16384 and not ragged_split(n) and n & (n - 1):

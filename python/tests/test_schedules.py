@@ -366,6 +366,7 @@ def test_rows_off_their_padded_tiles(mods, n):
             assert (launch.consts["CLUSTER"], launch.consts["BLOCK_N"]) == cut, launch
         else:
             assert launch.consts.get("BLOCK_N", 0) * launch.consts.get("CLUSTER", 1) >= 4096, launch
+            assert launch.consts.get("BLOCK_N") != 1024, launch
     assert schedules.slices_of_1024(4609, "bf16") is None and schedules.slices_of_1024(4608, "f32") is None
     assert schedules.slices_of_1024(3072, "bf16") is None  # RMSNorm's 4096 row tile tied 3 x 1024
 
