@@ -37,7 +37,7 @@ def close(a, b, dtype, what):
                                    (2, 8191), (3, 5001), (3, 12001), (2, 65537), (2, 131071), (300, 8191),
                                    (200, 16383),
                                    # rows of whole pieces the one-row tile would pad (backend v40): chunks
-                                   # (4608), 2 x 4096 (6200, 7680)
+                                   # (4608), 2 x 4096 (6200), the one-row tile kept at 15/16 (7680)
                                    (41, 4608), (300, 6200), (7, 7680)])
 def test_rms_norm_matches_torch(shape, dtype):
     g = torch.Generator(device="cuda").manual_seed(sum(shape))
