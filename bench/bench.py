@@ -344,7 +344,8 @@ def main():
     ap.add_argument("--out", default=os.environ.get("OUT", "/tmp/fnk-bench"))
     ap.add_argument("--quick", action="store_true", help="fewer replays and sweep points")
     ap.add_argument("--no-sweep", action="store_true")
-    ap.add_argument("--budget", type=float, default=420, help="seconds; sweep points past it are skipped")
+    ap.add_argument("--budget", type=float, default=420,
+                    help="seconds from the start; sweep points that would end past it are skipped")
     ap.add_argument("--only", action="append", default=[], metavar="TEXT",
                     help="time only the workloads whose label contains TEXT (repeatable)")
     a = ap.parse_args()
@@ -381,11 +382,14 @@ def main():
         ns = [1024, 4096, 16384, 65536, 262144] if a.quick else [512, 1024, 2048, 3072, 4096, 4608, 5120, 6200, 8191,
                                                                   8192, 12288, 16384, 20000, 32768, 40000, 65536,
                                                                   98304, 131072, 262144]
+        last = 0.0  # seconds the previous point took: a point that would end past the budget is skipped
         for bwd in (False, True):
             for n in ns:
-                if time.time() - t0 > a.budget:
-                    print(f"  sweep N={n} skipped: past the {a.budget:.0f} s budget", flush=True)
+                if time.time() - t0 + last > a.budget:
+                    print(f"  sweep {'bwd' if bwd else 'fwd'} N={n} skipped: it would end past the "
+                          f"{a.budget:.0f} s budget", flush=True)
                     continue
+                started = time.time()
                 m = max(1, (1 << 26) // n)
                 res, errs = run_one("rms", (m, n), torch.bfloat16, bwd, max(10, reps // 3))
                 label = f"sweep {'bwd' if bwd else 'fwd'} N={n}"
@@ -394,8 +398,12 @@ def main():
                     mismatches.append(f"{label}: fnk " + (f"{', '.join(bad)} off" if bad else "failed"))
                 b = nbytes("rms", (m, n), torch.bfloat16, bwd)
                 sweep.append((bwd, n, m, b, res))
+                last = time.time() - started
                 print(f"  {label}: " + ", ".join(f"{k} {b / v / 1e3:.0f} GB/s" for k, v in res.items()), flush=True)
     write_outputs(a.out, roof, rows, sweep)
+    if not a.no_sweep:
+        print(f"sweep (bench.csv, plots): {len(sweep)} of {2 * len(ns)} points timed"
+              + (", the rest past the budget" if len(sweep) < 2 * len(ns) else ""))
     print(f"bench took {time.time() - t0:.0f} s")
     for m in mismatches:
         print(f"MISMATCH {m}")
