@@ -94,20 +94,23 @@ def rmsnorm_cases(rng, M, N):
     yield from split_cases(x, w, dy, cluster=4, min_block=64, fwd_p=2)
 
 
-def split_cases(x, w, dy, cluster, min_block, fwd_p):
+def split_cases(x, w, dy, cluster, min_block, fwd_p, sized=None):
     """The cluster split kernels, each CTA holding N / cluster columns (at
     least min_block): the forward with fwd_p clusters walking the rows (the
-    next row prefetched), the backwards with P = 2."""
+    next row prefetched), the backwards with P = 2. `sized`: consts (BLOCK_N,
+    WARPS) for the plain splits instead of the power-of-two slice; the shifted
+    and head forms keep theirs."""
     N = x.shape[-1]
     split = {"CLUSTER": cluster, "BLOCK_N": max(min_block, 1 << (max(1, cdiv(N, cluster)) - 1).bit_length())}
+    plain = {**split, **(sized or {})}
     yield ("stdlib/norm/rmsnorm.fnk", "rmsnorm_fwd_split", {"x": x, "w": w}, ["y", "rstd"], {"eps": 1e-5}, {},
-           {**split, "P": fwd_p})
+           {**plain, "P": fwd_p})
     for kernel in ("rmsnorm_bwd_split", "rmsnorm_bwd_split_smem"):
         yield ("stdlib/norm/rmsnorm.fnk", kernel, {"x": x, "w": w, "dy": dy, "rstd": _rstd(x)},
-               ["dx", "dw_partial"], {}, {"P": 2}, split)
+               ["dx", "dw_partial"], {}, {"P": 2}, plain)
     # Three clusters adding their partials into two rows of sums (fnk run zeroes an atomically added output).
     yield ("stdlib/norm/rmsnorm.fnk", "rmsnorm_bwd_split_acc", {"x": x, "w": w, "dy": dy, "rstd": _rstd(x)},
-           ["dx", "dw_acc"], {}, {"R": 2}, {**split, "P": 3})
+           ["dx", "dw_acc"], {}, {"R": 2}, {**plain, "P": 3})
     # The splits' slices shifted onto 16-byte boundaries (VEC = 8, fnk.torch's for 16-bit rows of odd width
     # where the slices have room): 8 clusters, so that every shift of a row of odd width comes up.
     shifted = {**split, "BLOCK_N": max(min_block, 1 << (cdiv(N + 7, cluster) - 1).bit_length()), "VEC": 8}
@@ -128,7 +131,7 @@ def split_cases(x, w, dy, cluster, min_block, fwd_p):
     # w and b held, and read per row at two CTAs per SM (fnk.torch's for 6144 columns and rows that fill clusters).
     for per_row in ({}, {"HOLD": "false", "CTAS": 2}):
         yield ("stdlib/norm/layernorm.fnk", "layernorm_fwd_split", {"x": x + 3.0, "w": w, "b": b},
-               ["y", "mean", "rstd"], {"eps": 1e-5}, {}, {**split, "P": fwd_p, **per_row})
+               ["y", "mean", "rstd"], {"eps": 1e-5}, {}, {**plain, "P": fwd_p, **per_row})
     # The forwards shifted and with a head tile, as the backwards below (fnk.torch's for 16-bit rows of odd width).
     for form in (shifted, head):
         yield ("stdlib/norm/rmsnorm.fnk", "rmsnorm_fwd_split", {"x": x, "w": w}, ["y", "rstd"], {"eps": 1e-5}, {},
@@ -142,7 +145,7 @@ def split_cases(x, w, dy, cluster, min_block, fwd_p):
     for pf, ws in ((0, 0), (1, 0), (1, 1)):
         yield ("stdlib/norm/layernorm.fnk", "layernorm_bwd_split_acc",
                {"x": x, "w": w, "dy": dy, "mean": mu, "rstd": r}, ["dx", "dw_acc", "db_acc"], {}, {"R": 2},
-               {**split, "P": 3, "PF": pf, "WS": ws})
+               {**plain, "P": 3, "PF": pf, "WS": ws})
     for pf, ws in ((1, 0), (0, 1)):  # shifted, as fnk.torch takes it over 8192- and 16384-column slices
         yield ("stdlib/norm/layernorm.fnk", "layernorm_bwd_split_acc",
                {"x": x, "w": w, "dy": dy, "mean": mu, "rstd": r}, ["dx", "dw_acc", "db_acc"], {}, {"R": 2},
@@ -151,7 +154,7 @@ def split_cases(x, w, dy, cluster, min_block, fwd_p):
     for pf, ws in ((1, 0), (1, 1)):
         yield ("stdlib/norm/layernorm.fnk", "layernorm_bwd_split",
                {"x": x, "w": w, "dy": dy, "mean": mu, "rstd": r}, ["dx", "dw_partial", "db_partial"], {}, {"P": 3},
-               {**split, "PF": pf, "WS": ws})
+               {**plain, "PF": pf, "WS": ws})
     # Both with a head tile (HEAD = true), as the RMSNorm splits above.
     yield ("stdlib/norm/layernorm.fnk", "layernorm_bwd_split_acc",
            {"x": x, "w": w, "dy": dy, "mean": mu, "rstd": r}, ["dx", "dw_acc", "db_acc"], {}, {"R": 2},
@@ -160,18 +163,40 @@ def split_cases(x, w, dy, cluster, min_block, fwd_p):
            {"x": x, "w": w, "dy": dy, "mean": mu, "rstd": r}, ["dx", "dw_partial", "db_partial"], {}, {"P": 8}, head)
     # The rings of bench/variants.fnk (copy_async): x (and dy) staged rows ahead in shared memory.
     yield ("bench/variants.fnk", "rms_fwd_split_ring", {"x": x, "w": w}, ["y", "rstd"], {"eps": 1e-5}, {},
-           {**split, "P": fwd_p, "S": 3})
+           {**plain, "P": fwd_p, "S": 3})
     yield ("bench/variants.fnk", "rms_bwd_split_ring", {"x": x, "w": w, "dy": dy, "rstd": _rstd(x)},
-           ["dx", "dw_partial"], {}, {"P": 2}, {**split, "S": 2})
+           ["dx", "dw_partial"], {}, {"P": 2}, {**plain, "S": 2})
     # The same through bulk copies (copy_bulk), rings deeper than some CTAs' rows, and pipelined by hand
     # around the cluster reduction (run.sh checks it again with FNK_CLUSTER_DEFER=1).
     for kernel in ("rms_bwd_split_bulk", "rms_bwd_split_pipe"):
         for st in (2, 3):
             yield ("bench/variants.fnk", kernel, {"x": x, "w": w, "dy": dy, "rstd": _rstd(x)},
-                   ["dx", "dw_partial"], {}, {"P": 2}, {**split, "S": st})
+                   ["dx", "dw_partial"], {}, {"P": 2}, {**plain, "S": st})
     # Pipelined the same way without the ring: the row read again from L2 for dx.
     yield ("bench/variants.fnk", "rms_bwd_split_l2pipe", {"x": x, "w": w, "dy": dy, "rstd": _rstd(x)},
-           ["dx", "dw_partial"], {}, {"P": 2}, split)
+           ["dx", "dw_partial"], {}, {"P": 2}, plain)
+
+
+def sized_cases(rng, M, N, warps, cluster, slice_warps):
+    """Tiles sized to the row, not padded to a power of two: BLOCK_N the row
+    rounded up to whole warps of 16-byte pieces (256 columns), held by WARPS
+    warps (BLOCK_N / 256 a multiple of warps), in the row kernels; then the
+    split kernels over `cluster` slices sized the same way, in slice_warps
+    warps (perf-notes v41: a padded last slice slows the whole backward)."""
+    x, w, dy = rng.standard_normal((M, N)), rng.standard_normal(N), rng.standard_normal((M, N))
+    mu, r = _mean_rstd(x)
+    row = {"BLOCK_N": cdiv(N, 256) * 256, "WARPS": warps}
+    yield ("stdlib/norm/rmsnorm.fnk", "rmsnorm_fwd_row", {"x": x, "w": w}, ["y", "rstd"], {"eps": 1e-5}, {}, row)
+    yield ("stdlib/norm/layernorm.fnk", "layernorm_fwd_row", {"x": x + 3.0, "w": w, "b": w[::-1].copy()},
+           ["y", "mean", "rstd"], {"eps": 1e-5}, {}, {**row, "L2": 5})
+    yield ("stdlib/norm/rmsnorm.fnk", "rmsnorm_bwd", {"x": x, "w": w, "dy": dy, "rstd": _rstd(x)},
+           ["dx", "dw_partial"], {}, {"P": 2}, row)
+    yield ("stdlib/norm/layernorm.fnk", "layernorm_bwd", {"x": x, "w": w, "dy": dy, "mean": mu, "rstd": r},
+           ["dx", "dw_partial", "db_partial"], {}, {"P": 2}, row)
+    sized = {"BLOCK_N": cdiv(cdiv(N, cluster), 256) * 256, "WARPS": slice_warps}
+    # The plain splits only: the shifted and head forms (VEC = 8) take power-of-two slices.
+    yield from (c for c in split_cases(x, w, dy, cluster=cluster, min_block=1024, fwd_p=2, sized=sized)
+                if "VEC" not in c[-1])
 
 
 def dit_cases(rng, B, S, H):
@@ -442,6 +467,13 @@ def _cases(quick, knob):
                 x, w, dy = rng.standard_normal((M, N)), rng.standard_normal(N), rng.standard_normal((M, N))
                 for c in split_cases(x, w, dy, cluster=cluster, min_block=block, fwd_p=2):
                     yield (T, f"ragged cluster={cluster} M={M} N={N}") + c
+            # Tiles sized to the row (not a power of two), full and ragged: 5632 in 11 warps (two 16-byte pieces a
+            # lane) and over 2 x 2816 in 11; 4608 in 18 warps and over 3 x 1536 in 6; 3000 in a 3072 tile of 12
+            # warps and over 2 x 1536 in 3 (two pieces a lane).
+            for (M, N, warps, cluster, slice_warps) in [(5, 5632, 11, 2, 11), (3, 5600, 11, 2, 11),
+                                                         (5, 4608, 18, 3, 6), (7, 3000, 12, 2, 3)]:
+                for c in sized_cases(rng, M, N, warps, cluster, slice_warps):
+                    yield (T, f"sized M={M} N={N}") + c
         for (M, N) in ([(7, 1000)] if quick else [(7, 1000), (5, 8192)] if knob else
                        [(7, 1000), (5, 8192), (9, 64), (7, 768)]):
             for c in tile_cases(rng, M, N):
