@@ -1,0 +1,141 @@
+#!/usr/bin/env python3
+"""One norm kernel launch alone, timed by `fnk run --bench` (the median of 100
+event-timed launches back to back; no fnk.torch around it, no dw sum after
+it), over rows of several widths, each case at its own consts and, with
+--env, again under a knob: how a launch's time follows the row's width, with
+nothing else in the way. docs/perf-notes.md backend v41 (the 5 x 1024
+backward split over its last slice's fill) came from it:
+
+    python3 bench/launch_probe.py --rows 8000 \\
+        --case 4608:rmsnorm_bwd_split_acc:BLOCK_N=1024,CLUSTER=5,WARPS=2,P=105 \\
+        --case 5120:rmsnorm_bwd_split_acc:BLOCK_N=1024,CLUSTER=5,WARPS=2,P=105 \\
+        --case 4608:rmsnorm_bwd_split_acc:BLOCK_N=1536,CLUSTER=3,WARPS=6,P=176 \\
+        --env FNK_EMPTY_CHUNKS=1
+
+A case is N:KERNEL:K=V,...: a kernel of stdlib/norm (rmsnorm.fnk or
+layernorm.fnk, by its name), its consts (T=bf16 unless given), and dim.NAME=V
+for a dim only its outputs carry (the partial rows P of a backward;
+R = 8 rows of sums for the *_acc kernels unless given). The inputs are
+random: x, dy and w normal, b normal, mean 0.1 and rstd 1-2. With --device
+cpu the cases run once in the interpreter, untimed (the probe's own check).
+"""
+import argparse
+import os
+import re
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parents[1]
+FAMILIES = {  # kernel name prefix: (inputs, outputs, scalars), the longest prefix first
+    "rmsnorm_bwd_split_acc": (["x", "w", "dy", "rstd"], ["dx", "dw_acc"], {}),
+    "rmsnorm_bwd": (["x", "w", "dy", "rstd"], ["dx", "dw_partial"], {}),
+    "rmsnorm_fwd": (["x", "w"], ["y", "rstd"], {"eps": 1e-6}),
+    "layernorm_bwd_split_acc": (["x", "w", "dy", "mean", "rstd"], ["dx", "dw_acc", "db_acc"], {}),
+    "layernorm_bwd": (["x", "w", "dy", "mean", "rstd"], ["dx", "dw_partial", "db_partial"], {}),
+    "layernorm_fwd": (["x", "w", "b"], ["y", "mean", "rstd"], {"eps": 1e-5}),
+}
+
+
+def parse_case(text):
+    """N:KERNEL:K=V,... -> (n, kernel, consts, dims)."""
+    try:
+        n, kernel, rest = text.split(":", 2)
+        pairs = [kv.split("=", 1) for kv in rest.split(",") if kv]
+        if any(len(p) != 2 for p in pairs):
+            raise ValueError
+        n = int(n)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected N:KERNEL:K=V,..., got {text!r}")
+    family = next((f for f in FAMILIES if kernel.startswith(f)), None)
+    if family is None:
+        raise argparse.ArgumentTypeError(f"{kernel}: not a kernel of stdlib/norm this probe knows "
+                                         f"({', '.join(FAMILIES)})")
+    consts = {"T": "bf16", **{k: v for k, v in pairs if not k.startswith("dim.")}}
+    dims = {k[4:]: v for k, v in pairs if k.startswith("dim.")}
+    if kernel.endswith("_acc"):
+        dims.setdefault("R", "8")
+    return n, kernel, consts, dims
+
+
+def write_inputs(d, rows, n, names):
+    """The named inputs of rows x n (float32 .npy; fnk rounds to bf16), once per width."""
+    rng = np.random.default_rng(n)
+    shapes = {"x": (rows, n), "dy": (rows, n), "w": (n,), "b": (n,), "mean": (rows,), "rstd": (rows,)}
+    paths = {}
+    for name in names:
+        p = os.path.join(d, f"{name}{n}.npy")
+        if not os.path.exists(p):
+            if name == "rstd":
+                a = 1.0 + rng.random(rows)
+            elif name == "mean":
+                a = np.full(rows, 0.1)
+            else:
+                a = rng.standard_normal(shapes[name])
+            np.save(p, a.astype(np.float32))
+        paths[name] = p
+    return paths
+
+
+def run_case(fnk, d, rows, case, env, device):
+    """(us, GB/s) of one case under `env` (None, None untimed on the CPU), or an error text."""
+    n, kernel, consts, dims = case
+    ins, outs, scalars = next(v for f, v in FAMILIES.items() if kernel.startswith(f))
+    src = REPO / "stdlib" / "norm" / ("rmsnorm.fnk" if kernel.startswith("rms") else "layernorm.fnk")
+    cmd = [fnk, "run", str(src), "-k", kernel, "--device", device]
+    for k, v in consts.items():
+        cmd += ["-D", f"{k}={v}"]
+    for name, p in write_inputs(d, rows, n, ins).items():
+        cmd += ["--in", f"{name}={p}"]
+    for name in outs:
+        cmd += ["--out", f"{name}={os.path.join(d, name + '_out.npy')}"]
+    for k, v in scalars.items():
+        cmd += ["--arg", f"{k}={v}"]
+    for k, v in dims.items():
+        cmd += ["--dim", f"{k}={v}"]
+    if device == "gpu":
+        cmd.append("--bench")
+    p = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, **env}, timeout=600)
+    if p.returncode != 0:
+        return (p.stdout + p.stderr).strip().splitlines()[-1:] or [f"exit {p.returncode}"]
+    if device != "gpu":
+        return None, None
+    m = re.search(r"median ([0-9.]+) us.*?([0-9.]+) GB/s", p.stdout)
+    return (float(m.group(1)), float(m.group(2))) if m else [f"no timing in: {p.stdout.strip()[:200]}"]
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--case", action="append", required=True, type=parse_case, metavar="N:KERNEL:K=V,...")
+    ap.add_argument("--rows", type=int, default=8000)
+    ap.add_argument("--env", action="append", default=[], metavar="NAME=VALUE",
+                    help="also run every case with this variable set (repeatable: one setting each)")
+    ap.add_argument("--device", default="gpu", choices=("gpu", "cpu"))
+    ap.add_argument("--fnk", default=os.environ.get("FNK", str(REPO / "build" / "fnk")))
+    a = ap.parse_args(argv)
+    settings = [{}] + [dict([e.split("=", 1)]) for e in a.env]
+    failed = 0
+    with tempfile.TemporaryDirectory() as d:
+        print(f"{'N':>7} {'kernel':26} {'consts':44} {'setting':22} {'us':>8} {'GB/s':>6}")
+        for case in a.case:
+            for env in settings:
+                r = run_case(a.fnk, d, a.rows, case, env, a.device)
+                n, kernel, consts, dims = case
+                shown = ",".join(f"{k}={v}" for k, v in {**consts, **{f'dim.{k}': v for k, v in dims.items()}}.items()
+                                 if k != "T" or v != "bf16")
+                setting = " ".join(f"{k}={v}" for k, v in env.items()) or "(default)"
+                if isinstance(r, list):
+                    failed += 1
+                    print(f"{n:7d} {kernel:26} {shown:44} {setting:22} FAILED: {r[0]}")
+                elif r[0] is None:
+                    print(f"{n:7d} {kernel:26} {shown:44} {setting:22} {'ran':>8}")
+                else:
+                    print(f"{n:7d} {kernel:26} {shown:44} {setting:22} {r[0]:8.1f} {r[1]:6.0f}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
