@@ -277,17 +277,17 @@ static llvm::Value* keepBits(Lowerer& L, const Access& a, const ir::TileLayout& 
   const bool narrow = x0->getType()->isIntegerTy(32);
   llvm::Type* ity = narrow ? b.getInt32Ty() : b.getInt64Ty();
   auto k = [&](int64_t v) { return llvm::ConstantInt::get(ity, static_cast<uint64_t>(v), true); };
-  auto pick = [&](llvm::Value* cond, llvm::Value* x, llvm::Value* y) { return b.CreateSelect(cond, x, y); };
   if (narrow) {
-    dim = b.CreateTrunc(pick(b.CreateICmpUGT(dim, L.i64(INT32_MAX)), L.i64(INT32_MAX), dim), ity);
+    dim = b.CreateTrunc(b.CreateSelect(b.CreateICmpUGT(dim, L.i64(INT32_MAX)), L.i64(INT32_MAX), dim), ity);
   } else {
     x0 = b.CreateSExt(x0, ity);
   }
-  x0 = pick(b.CreateICmpSLT(x0, k(-V)), k(-V), x0);
-  auto upToV = [&](llvm::Value* n) { return pick(b.CreateICmpULT(n, k(V)), n, k(V)); };  // unsigned
+  x0 = b.CreateSelect(b.CreateICmpSLT(x0, k(-V)), k(-V), x0);
+  auto upToV = [&](llvm::Value* n) { return b.CreateSelect(b.CreateICmpULT(n, k(V)), n, k(V)); };  // unsigned
   llvm::Value* neg = b.CreateSub(k(0), x0);  // -V .. V
-  llvm::Value* before0 = pick(b.CreateICmpSGT(neg, k(0)), neg, k(0));  // elements at negative indices
-  llvm::Value* beforeEnd = pick(b.CreateICmpSGE(x0, dim), k(0), upToV(b.CreateSub(dim, x0)));  // before the end
+  llvm::Value* before0 = b.CreateSelect(b.CreateICmpSGT(neg, k(0)), neg, k(0));  // elements at negative indices
+  llvm::Value* beforeEnd =  // elements before the end
+      b.CreateSelect(b.CreateICmpSGE(x0, dim), k(0), upToV(b.CreateSub(dim, x0)));
   before0 = b.CreateZExtOrTrunc(before0, b.getInt32Ty());
   beforeEnd = b.CreateZExtOrTrunc(beforeEnd, b.getInt32Ty());
   auto lowBits = [&](llvm::Value* n) { return b.CreateSub(b.CreateShl(L.i32(1), n), L.i32(1)); };  // bits 0 .. n-1
