@@ -16,7 +16,7 @@ A case is N:KERNEL:K=V,...: a kernel of stdlib/norm (rmsnorm.fnk or
 layernorm.fnk, by its name), its consts (T=bf16 unless given), and dim.NAME=V
 for a dim only its outputs carry (the partial rows P of a backward;
 R = 8 rows of sums for the *_acc kernels unless given). The inputs are
-random: x, dy and w normal, b normal, mean 0.1 and rstd 1-2. With --device
+random: x, dy, w and b normal, mean 0.1 and rstd 1-2. With --device
 cpu the cases run once in the interpreter, untimed (the probe's own check).
 """
 import argparse
@@ -30,6 +30,9 @@ from pathlib import Path
 import numpy as np
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "tests" / "gpu"))
+import run_checks  # noqa: E402  (the `fnk run` options of a case, as the GPU checks build them)
+
 FAMILIES = {  # kernel name prefix: (inputs, outputs, scalars), the longest prefix first
     "rmsnorm_bwd_split_acc": (["x", "w", "dy", "rstd"], ["dx", "dw_acc"], {}),
     "rmsnorm_bwd": (["x", "w", "dy", "rstd"], ["dx", "dw_partial"], {}),
@@ -61,43 +64,24 @@ def parse_case(text):
     return n, kernel, consts, dims
 
 
-def write_inputs(d, rows, n, names):
-    """The named inputs of rows x n (float32 .npy; fnk rounds to bf16), once per width."""
+def inputs(rows, n, names):
+    """The named inputs of rows x n, random (fnk rounds them to T)."""
     rng = np.random.default_rng(n)
-    shapes = {"x": (rows, n), "dy": (rows, n), "w": (n,), "b": (n,), "mean": (rows,), "rstd": (rows,)}
-    paths = {}
-    for name in names:
-        p = os.path.join(d, f"{name}{n}.npy")
-        if not os.path.exists(p):
-            if name == "rstd":
-                a = 1.0 + rng.random(rows)
-            elif name == "mean":
-                a = np.full(rows, 0.1)
-            else:
-                a = rng.standard_normal(shapes[name])
-            np.save(p, a.astype(np.float32))
-        paths[name] = p
-    return paths
+    make = {"x": lambda: rng.standard_normal((rows, n)), "dy": lambda: rng.standard_normal((rows, n)),
+            "w": lambda: rng.standard_normal(n), "b": lambda: rng.standard_normal(n),
+            "mean": lambda: np.full(rows, 0.1), "rstd": lambda: 1.0 + rng.random(rows)}
+    return {name: make[name]() for name in names}
 
 
 def run_case(fnk, d, rows, case, env, device):
-    """(us, GB/s) of one case under `env` (None, None untimed on the CPU), or an error text."""
+    """(us, GB/s) of one case under `env` ((None, None): run untimed on the CPU), or [what went wrong]."""
     n, kernel, consts, dims = case
     ins, outs, scalars = next(v for f, v in FAMILIES.items() if kernel.startswith(f))
-    src = REPO / "stdlib" / "norm" / ("rmsnorm.fnk" if kernel.startswith("rms") else "layernorm.fnk")
-    cmd = [fnk, "run", str(src), "-k", kernel, "--device", device]
-    for k, v in consts.items():
-        cmd += ["-D", f"{k}={v}"]
-    for name, p in write_inputs(d, rows, n, ins).items():
-        cmd += ["--in", f"{name}={p}"]
-    for name in outs:
-        cmd += ["--out", f"{name}={os.path.join(d, name + '_out.npy')}"]
-    for k, v in scalars.items():
-        cmd += ["--arg", f"{k}={v}"]
-    for k, v in dims.items():
-        cmd += ["--dim", f"{k}={v}"]
-    if device == "gpu":
-        cmd.append("--bench")
+    file = "stdlib/norm/" + ("rmsnorm.fnk" if kernel.startswith("rms") else "layernorm.fnk")
+    rest = {k: v for k, v in consts.items() if k != "T"}
+    checks_case = (consts["T"], f"M={rows} N={n}", file, kernel, inputs(rows, n, ins), outs, scalars, dims, rest)
+    mode = ("--device", "gpu", "--bench") if device == "gpu" else ()
+    cmd = [fnk, "run"] + run_checks.case_options(str(REPO), d, checks_case, mode)
     p = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, **env}, timeout=600)
     if p.returncode != 0:
         return (p.stdout + p.stderr).strip().splitlines()[-1:] or [f"exit {p.returncode}"]

@@ -111,7 +111,7 @@ def check(fnk, case):
     T, shape, file, kernel, ins, outs, scalars = case[:7]
     d = tempfile.mkdtemp(prefix="fnkcase_")
     try:
-        opts = [o for o in run_checks.case_options(str(REPO), d, case) if o not in ("--device", "gpu", "--check")]
+        opts = run_checks.case_options(str(REPO), d, case, mode=())
         p = subprocess.run([fnk, "run"] + opts, capture_output=True, text=True, timeout=600)
         if p.returncode:
             return f"fnk run failed: {p.stderr.strip()[:300]}"

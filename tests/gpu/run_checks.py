@@ -20,11 +20,12 @@ sys.path.insert(0, os.path.dirname(__file__))
 import cases  # noqa: E402
 
 
-def case_options(root, d, case):
-    """`fnk run` options of one case (after `fnk run`), its inputs written into directory d."""
+def case_options(root, d, case, mode=("--device", "gpu", "--check")):
+    """`fnk run` options of one case (after `fnk run`), its inputs written into directory d; `mode`: where
+    and how it runs (() for the interpreter)."""
     T, shape, file, kernel, ins, outs, scalars, dims = case[:8]
     consts = case[8] if len(case) > 8 else {}
-    opts = [os.path.join(root, file), "-k", kernel, "-D", f"T={T}", "--device", "gpu", "--check"]
+    opts = [os.path.join(root, file), "-k", kernel, "-D", f"T={T}", *mode]
     for name, v in consts.items():
         opts += ["-D", f"{name}={v}"]
     for name, a in ins.items():
