@@ -18,6 +18,8 @@ for a dim only its outputs carry (the partial rows P of a backward;
 R = 8 rows of sums for the *_acc kernels unless given). The inputs are
 random: x, dy, w and b normal, mean 0.1 and rstd 1-2. With --device
 cpu the cases run once in the interpreter, untimed (the probe's own check).
+With --lines DIR each case runs once under ncu's source page instead, and
+tests/gpu/hot_lines.py prints the SASS lines its warps wait at most and why.
 """
 import argparse
 import os
@@ -31,6 +33,7 @@ import numpy as np
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests" / "gpu"))
+import hot_lines  # noqa: E402  (ncu's source page summarized)
 import run_checks  # noqa: E402  (the `fnk run` options of a case, as the GPU checks build them)
 
 FAMILIES = {  # kernel name prefix: (inputs, outputs, scalars), the longest prefix first
@@ -73,18 +76,26 @@ def inputs(rows, n, names):
     return {name: make[name]() for name in names}
 
 
-def run_case(fnk, d, rows, case, env, device):
-    """(us, GB/s) of one case under `env` ((None, None): run untimed on the CPU), or [what went wrong]."""
+def run_case(fnk, d, rows, case, env, device, lines=None):
+    """(us, GB/s) of one case under `env` ((None, None): run untimed on the CPU), or [what went wrong].
+    With `lines` (a CSV path), one launch under ncu's source page instead, summarized by hot_lines."""
     n, kernel, consts, dims = case
     ins, outs, scalars = next(v for f, v in FAMILIES.items() if kernel.startswith(f))
     file = "stdlib/norm/" + ("rmsnorm.fnk" if kernel.startswith("rms") else "layernorm.fnk")
     rest = {k: v for k, v in consts.items() if k != "T"}
     checks_case = (consts["T"], f"M={rows} N={n}", file, kernel, inputs(rows, n, ins), outs, scalars, dims, rest)
-    mode = ("--device", "gpu", "--bench") if device == "gpu" else ()
+    mode = ("--device", "gpu") + (() if lines else ("--bench",)) if device == "gpu" else ()
     cmd = [fnk, "run"] + run_checks.case_options(str(REPO), d, checks_case, mode)
+    if lines:  # the clocks left alone (the device's METHOD.md)
+        cmd = ["ncu", "--clock-control", "none", "-k", kernel, "-c", "1", "--section", "SourceCounters",
+               "--page", "source", "--print-source", "sass", "--csv"] + cmd
     p = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, **env}, timeout=600)
     if p.returncode != 0:
         return (p.stdout + p.stderr).strip().splitlines()[-1:] or [f"exit {p.returncode}"]
+    if lines:
+        with open(lines, "w") as f:
+            f.write(p.stdout)
+        return None, None
     if device != "gpu":
         return None, None
     m = re.search(r"median ([0-9.]+) us.*?([0-9.]+) GB/s", p.stdout)
@@ -99,21 +110,34 @@ def main(argv=None):
                     help="also run every case with this variable set (repeatable: one setting each)")
     ap.add_argument("--device", default="gpu", choices=("gpu", "cpu"))
     ap.add_argument("--fnk", default=os.environ.get("FNK", str(REPO / "build" / "fnk")))
+    ap.add_argument("--lines", metavar="DIR",
+                    help="instead of timing, each case's one launch under ncu's source page into DIR, and the SASS "
+                         "lines its warps wait at most (tests/gpu/hot_lines.py)")
     a = ap.parse_args(argv)
+    if a.lines and a.device != "gpu":
+        ap.error("--lines profiles GPU launches (--device gpu)")
     settings = [{}] + [dict([e.split("=", 1)]) for e in a.env]
     failed = 0
     with tempfile.TemporaryDirectory() as d:
         print(f"{'N':>7} {'kernel':26} {'consts':44} {'setting':22} {'us':>8} {'GB/s':>6}")
         for case in a.case:
             for env in settings:
-                r = run_case(a.fnk, d, a.rows, case, env, a.device)
                 n, kernel, consts, dims = case
+                csv_path = None
+                if a.lines:
+                    os.makedirs(a.lines, exist_ok=True)
+                    tag = "_".join([str(n), kernel] + [f"{k}{v}" for k, v in {**consts, **dims, **env}.items()])
+                    csv_path = os.path.join(a.lines, re.sub(r"[^A-Za-z0-9_]", "_", tag) + ".csv")
+                r = run_case(a.fnk, d, a.rows, case, env, a.device, csv_path)
                 shown = ",".join(f"{k}={v}" for k, v in {**consts, **{f'dim.{k}': v for k, v in dims.items()}}.items()
                                  if k != "T" or v != "bf16")
                 setting = " ".join(f"{k}={v}" for k, v in env.items()) or "(default)"
                 if isinstance(r, list):
                     failed += 1
                     print(f"{n:7d} {kernel:26} {shown:44} {setting:22} FAILED: {r[0]}")
+                elif csv_path:
+                    print(f"{n:7d} {kernel:26} {shown:44} {setting:22} {'ncu':>8}")
+                    hot_lines.main([csv_path, "--top", "8"])
                 elif r[0] is None:
                     print(f"{n:7d} {kernel:26} {shown:44} {setting:22} {'ran':>8}")
                 else:

@@ -2,6 +2,7 @@
 it knows run in the interpreter with the inputs and outputs it passes (so
 that a GPU call spent on it does not end at a wrong argument)."""
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -39,3 +40,23 @@ def test_a_launch_that_fails_is_reported_and_fails_the_run(capsys):
             "--case", "300:rmsnorm_bwd_split:BLOCK_N=64,CLUSTER=2,dim.P=2"]  # 128 columns cannot hold 300
     assert launch_probe.main(argv) == 1
     assert "FAILED" in capsys.readouterr().out
+
+
+def test_lines_runs_the_launch_under_ncu_and_summarizes_its_page(tmp_path, monkeypatch, capsys):
+    # A stand-in for ncu (no GPU here): it checks that it wraps one `fnk run --device gpu` launch (no --bench)
+    # with the source page asked for, and prints a page of two SASS lines.
+    fake = tmp_path / "ncu"
+    fake.write_text('#!/bin/sh\ncase "$*" in *"--page source"*"fnk run"*"--device gpu"*) ;; *) exit 3;; esac\n'
+                    'case "$*" in *--bench*) exit 4;; esac\n'
+                    'echo \'"Address","Source","Warp Stall Sampling (All Samples)","Instructions Executed",'
+                    '"stall_long_sb"\'\n'
+                    'echo \'"0x1","      LDG.E.128 R4, desc[UR4][R2.64]","10","64","0"\'\n'
+                    'echo \'"0x2","      FADD R5, R4, R4","90","64","90"\'\n')
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tmp_path}:{os.environ['PATH']}")
+    argv = ["--fnk", "fnk", "--rows", "3", "--lines", str(tmp_path / "lines"),
+            "--case", "300:rmsnorm_fwd_row:BLOCK_N=512"]
+    assert launch_probe.main(argv) == 0, capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "90.0%" in out and "FADD R5, R4, R4" in out and "long_sb 90" in out
+    assert len(list((tmp_path / "lines").glob("*.csv"))) == 1
