@@ -101,9 +101,10 @@ public:
   bool partialChunks = false;
   /// A global load's chunk that takes the element-by-element way tests
   /// whether any of its elements is accessed, and where none is takes its
-  /// defaults without the (predicated-off) loads: the last CTA of a padded
-  /// slice, whose lanes past the row hold such chunks, held up the 5 x 1024
-  /// backward split 30% (docs/perf-notes.md, backend v41). FNK_EMPTY_CHUNKS=1
+  /// defaults without the (predicated-off) loads. In a split's padded last
+  /// slice the lanes past the row hold such chunks, and the 5 x 1024
+  /// backward ran 30% behind the exact split per row (docs/perf-notes.md,
+  /// backend v41): this tests whether their code is why. FNK_EMPTY_CHUNKS=1
   /// (an experiment, off until timed).
   bool emptyChunks = false;
 
