@@ -117,6 +117,12 @@ def main(argv=None):
     if a.lines and a.device != "gpu":
         ap.error("--lines profiles GPU launches (--device gpu)")
     settings = [{}] + [dict([e.split("=", 1)]) for e in a.env]
+    if a.device == "gpu":  # which card, for the record (perf-notes name each run's)
+        try:
+            print(subprocess.run(["nvidia-smi", "--query-gpu=name,uuid,clocks.sm,clocks.mem", "--format=csv,noheader"],
+                                 capture_output=True, text=True, timeout=30).stdout.strip())
+        except (OSError, subprocess.SubprocessError):
+            print("(no nvidia-smi: the card is not named)")
     failed = 0
     with tempfile.TemporaryDirectory() as d:
         print(f"{'N':>7} {'kernel':26} {'consts':44} {'setting':22} {'us':>8} {'GB/s':>6}")
