@@ -660,11 +660,13 @@ TV Lowerer::loadAt(const ir::Operation& op, const std::vector<int64_t>& shape) {
         return packed([&](int64_t e) { return scalarLoad(r0 + static_cast<size_t>(e), e, base); });
       // Every element's test first; where none holds, the defaults, no load (Lowerer::emptyChunks).
       std::vector<llvm::Value*> valid(static_cast<size_t>(V)), off(static_cast<size_t>(V));
-      llvm::Value* any = b.getFalse();
+      llvm::Value* any = nullptr;  // stays null where an element has no test (always accessed)
+      bool always = false;
       for (int64_t e = 0; e < V; ++e) {
         const size_t k = static_cast<size_t>(e);
         elementAt(*this, a, out.layout, r0 + k, valid[k], off[k], e, base);
-        any = valid[k] ? b.CreateOr(any, valid[k]) : b.getTrue();  // no test: always accessed
+        always = always || !valid[k];
+        if (valid[k]) any = any ? b.CreateOr(any, valid[k]) : valid[k];
       }
       auto loads = [&] {
         return packed([&](int64_t e) {
@@ -672,7 +674,7 @@ TV Lowerer::loadAt(const ir::Operation& op, const std::vector<int64_t>& shape) {
           return guardedLoad(mem, rt.dtype, valid[k], off[k], dfltOf(r0 + k));
         });
       };
-      if (any == b.getTrue()) return loads();
+      if (always) return loads();
       llvm::BasicBlock* someBB = llvm::BasicBlock::Create(ctx, "e.some", kernel);
       llvm::BasicBlock* noneBB = llvm::BasicBlock::Create(ctx, "e.none", kernel);
       llvm::BasicBlock* done = llvm::BasicBlock::Create(ctx, "e.any", kernel);
