@@ -22,6 +22,7 @@ With --lines DIR each case runs once under ncu's source page instead, and
 tests/gpu/hot_lines.py prints the SASS lines its warps wait at most and why.
 """
 import argparse
+import functools
 import os
 import re
 import subprocess
@@ -67,13 +68,14 @@ def parse_case(text):
     return n, kernel, consts, dims
 
 
-def inputs(rows, n, names):
-    """The named inputs of rows x n, random (fnk rounds them to T)."""
+@functools.lru_cache(maxsize=2)
+def arrays(rows, n):
+    """Every input a norm kernel takes, for rows x n, random and the same for every case of that shape
+    (float32; fnk rounds them to T): made once per shape, not per case and setting."""
     rng = np.random.default_rng(n)
-    make = {"x": lambda: rng.standard_normal((rows, n)), "dy": lambda: rng.standard_normal((rows, n)),
-            "w": lambda: rng.standard_normal(n), "b": lambda: rng.standard_normal(n),
-            "mean": lambda: np.full(rows, 0.1), "rstd": lambda: 1.0 + rng.random(rows)}
-    return {name: make[name]() for name in names}
+    a = {"x": rng.standard_normal((rows, n)), "dy": rng.standard_normal((rows, n)), "w": rng.standard_normal(n),
+         "b": rng.standard_normal(n), "mean": np.full(rows, 0.1), "rstd": 1.0 + rng.random(rows)}
+    return {k: v.astype(np.float32) for k, v in a.items()}
 
 
 def run_case(fnk, d, rows, case, env, device, lines=None):
@@ -83,7 +85,8 @@ def run_case(fnk, d, rows, case, env, device, lines=None):
     ins, outs, scalars = next(v for f, v in FAMILIES.items() if kernel.startswith(f))
     file = "stdlib/norm/" + ("rmsnorm.fnk" if kernel.startswith("rms") else "layernorm.fnk")
     rest = {k: v for k, v in consts.items() if k != "T"}
-    checks_case = (consts["T"], f"M={rows} N={n}", file, kernel, inputs(rows, n, ins), outs, scalars, dims, rest)
+    given = {k: arrays(rows, n)[k] for k in ins}
+    checks_case = (consts["T"], f"M={rows} N={n}", file, kernel, given, outs, scalars, dims, rest)
     mode = ("--device", "gpu") + (() if lines else ("--bench",)) if device == "gpu" else ()
     cmd = [fnk, "run"] + run_checks.case_options(str(REPO), d, checks_case, mode)
     if lines:  # the clocks left alone (the device's METHOD.md)
