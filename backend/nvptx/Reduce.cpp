@@ -2,8 +2,8 @@
 // the fast path: each thread folds the V elements of each chunk it holds,
 // lanes that hold one row fold further with butterfly shuffles
 // (shfl.sync.bfly), and rows wider than a warp finish across warps through
-// the scratch buffer. Other axes, and layouts where a row does not map onto
-// a power-of-two group of threads, fold through the scratch buffer: every
+// the scratch buffer, whatever the count of warps. Other axes, and rows whose
+// chunks no power-of-two group of lanes tiles, fold through the scratch: every
 // element is written, then each result element is folded by a loop over its
 // slice. Floats accumulate in f32 (f64 for f64) and round once at the end.
 #include <cmath>
@@ -75,26 +75,42 @@ namespace {
 /// The inner-axis fast path's geometry for a reduction of `src` along `axis`.
 struct InnerFold {
   int64_t V, Tn, C, P;
-  int64_t w;    // lanes that share a row (butterfly width)
-  int64_t cpr;  // a thread's chunks per row
-  bool ok;      // the fast path applies
+  int64_t w;       // lanes that share a row (butterfly width)
+  int64_t cpr;     // a thread's chunks per row
+  int64_t groups;  // w-lane groups per row, folded through the scratch
+  bool ok;         // the fast path applies
 };
 
 InnerFold innerFold(const ir::TileLayout& L, const std::vector<int64_t>& shape, int64_t axis) {
   const int64_t rank = static_cast<int64_t>(shape.size());
-  InnerFold f{L.vec, L.threads, L.chunks, 0, 1, 1, false};
+  InnerFold f{L.vec, L.threads, L.chunks, 0, 1, 1, 1, false};
   if (L.uniform || axis != rank - 1 || shape[axis] % f.V != 0) return f;
+  f.P = shape[axis] / f.V;  // chunks per row
   if (L.lanes) {  // rows in warps: a row's cpr chunks per lane, then its warp's 32 lanes
-    f.P = shape[axis] / f.V;
     f.w = L.lanes;
     f.cpr = L.chunksPerRow();
     f.ok = true;
     return f;
   }
-  f.P = shape[axis] / f.V;
-  f.ok = isPow2(f.P);
+  // Chunk g = chunk * T + tid lies in row g / P. Rows of P >= T chunks that
+  // the threads divide evenly, or a tile of one row (padding chunks give the
+  // identity), are cpr of each thread's chunks, then all T threads: the warps
+  // of any count meet in the scratch.
+  const bool oneRow = L.elems == shape[axis];
+  if (f.P >= f.Tn && (f.P % f.Tn == 0 || oneRow)) {
+    f.w = 32;
+    f.cpr = oneRow ? f.C : f.P / f.Tn;
+    f.groups = f.Tn / 32;
+    f.ok = true;
+    return f;
+  }
+  // Otherwise each chunk on its own: a row is P / w groups of w lanes, which
+  // tile the CTA's chunks when w divides 32 and P (g / w is then the slot of
+  // (chunk, tid) for every T). Rows of 48 chunks over 32 threads, say, or 704
+  // over 384 take this path; rows of 24 chunks the scratch loop below.
   f.w = std::min<int64_t>(f.P, 32);
-  f.cpr = f.P > f.Tn ? f.P / f.Tn : 1;
+  f.ok = isPow2(f.w) && f.P % f.w == 0;
+  f.groups = f.P / f.w;
   return f;
 }
 }  // namespace
@@ -230,7 +246,7 @@ Status Lowerer::lowerReduces(const std::vector<const ir::Operation*>& ops) {
     fold.accTy = ra.ty;
     fold.accDt = ra.dt;
     fold.kind = kind;
-    fold.groupsPerRow = L.lanes ? 1 : P > Tn ? Tn / 32 : P / w;
+    fold.groupsPerRow = L.lanes ? 1 : f.groups;
     fold.rows = out.layout.elems;
     fold.bytes = ra.bytes;
     pending.push_back({&op, out, std::move(q), w, Tn, 0, fold});
