@@ -93,6 +93,71 @@ def slices_of_1024(n, dtype, narrow=False):
     return None
 
 
+def sized(n, dtype):
+    """Whether a row takes a tile sized to it instead of one padded to a power
+    of two: 16-bit rows of 2049-8191 columns, whole pieces of 512 (a warp's
+    32 lanes hold 512 columns in two 16-byte pieces each), not a power of
+    two. The layout takes any multiple of 256 columns the warps divide, and
+    since backend v42 a row over any count of warps folds by butterflies and
+    one scratch round. The tile has no idle lane and the cluster no padded
+    slice, which costs more than its lanes (backend v41). Backend v42, bf16,
+    us, against the launch before (bench/bwd_probe.py and fwd_probe.py;
+    torch.compile in the same process):
+
+    | rows x columns | RMSNorm fwd | before | compile | LayerNorm fwd | before | compile |
+    |---|---|---|---|---|---|---|
+    | 20000x2560 | 51.9 (W5) | 66.0 | 76.0 | 65.2 (W5) | 80.9 | 158.9 |
+    | 11000x4608 | 58.4 (W9) | 61.7 | 62.1 | 74.9 (W9) | 73.0 | 106.8 |
+    | 9000x5632 | 61.0 (W11), kept | 57.9 | 56.7 | 69.3 (W11) | 72.2 | 89.3 |
+    | 9362x7168 | 68.4 (W7) | 71.6 | 67.3 | 82.5 (W14) | 89.6 | 109.9 |
+
+    | rows x columns | RMSNorm bwd | before | compile | LayerNorm bwd | before | compile |
+    |---|---|---|---|---|---|---|
+    | 20000x2560 | 84.2 (row, W5) | 119.1 | 134.0 | 89.2 (row, W5) | 149.4 | 162.3 |
+    | 16000x3072 | 78.8 (row, W6) | 84.6 | 139.9 | 84.3 (row, W6) | 99.7 | 185.7 |
+    | 11000x4608 | 85.0 (3 x 1536, W3) | 132.5 | 176.3 | 94.0 (3 x 1536, W3) | 142.2 | 249.3 |
+    | 9000x5632 | 82.0 (row, W11) | 132.9 | 192.8 | | | |
+
+    (7168 keeps its launches: sized_bwd.)
+
+    The forwards hold 16 columns a thread, RMSNorm's 32 where the row
+    divides into 1024s (7168 in 7 warps: 68.4 against 75.6 in 14; LayerNorm
+    81.0 against 82.5 (W14 taken), sized_fwd_warps), else 16 (4608 in 9 warps:
+    58.4 against 75.0 in 18; 2560 in 5: 51.9 against 62.5 in 10); RMSNorm's
+    rows of an odd count of 512s past 4608 keep theirs (5632: 61.0 against
+    the 2048 chunks' 57.9; over 2 x 2816 in 11 warps 55.0, not taken yet),
+    LayerNorm's 4608 takes the tile at a loss of 2.6% to the chunks, for one
+    rule. The backwards hold 16 columns a thread: the row kernel up to 4096
+    columns (3072 in 6 warps, 78.8, against 94.1 in 12) and where no
+    cluster of 3 divides the row into 512s (5632, one CTA per SM), else
+    clusters of 3 (4608: 85.0 at 8 CTAs per SM, against the row kernel's
+    92.1 in 9 warps and 2 x 2304's 99.4)."""
+    return dtype != "f32" and 2048 < n < 8192 and n % 512 == 0 and n & (n - 1) != 0 and not exact_split(n)
+
+
+def sized_fwd_warps(n, wide=True):
+    """The warps of a forward's tile sized to n columns (sized): 16 columns
+    a thread, or where `wide` (RMSNorm) 32 where 1024s divide the row.
+    LayerNorm's 7168 in 7 warps spills 28 bytes at the 80 registers of its 3
+    CTAs per SM (81.0 us, against 82.5 in 14)."""
+    return n // 1024 if wide and n % 1024 == 0 else n // 512
+
+
+def sized_bwd(row_kernel, split_kernel, n, m, sms):
+    """A backward's launch for a row that takes a tile sized to it (sized):
+    16 columns a thread, in the row kernel (one row a step, 2 CTAs per SM up
+    to 4096 columns, else one), or over clusters of 3 CTAs at 8 per SM where
+    they divide the row into 512s past 4096 columns; None where the row
+    kernel would take more than 13 warps (LayerNorm's 7168 in 14 spills 8
+    bytes at the 128 registers a thread that 14 warps leave)."""
+    pieces = n // 512
+    if n > 4096 and pieces % 3 == 0:
+        return Launch(split_kernel, {"BLOCK_N": n // 3, "CLUSTER": 3, "WARPS": pieces // 3}, per_sm=8, cluster=3)
+    if pieces > 13:
+        return None
+    return Launch(row_kernel, {"BLOCK_N": n, "WARPS": pieces, "L2": _row_l2(m, sms)}, per_sm=2 if n < 4096 else 1)
+
+
 def ragged_split(n, backward=False):
     """(CLUSTER, BLOCK_N) for a row wider than 8192 columns that is not a
     power of two: the narrowest slices of 2048 (up to 16384 columns; the
@@ -379,6 +444,8 @@ def rms_fwd(n, sms=132, resident=None, dtype="bf16"):
     if dtype != "f32" and off_alignment(n, dtype):  # n > 2048 here
         return filled_split("rmsnorm_fwd_split", n, sms, dtype) or \
             Launch("rmsnorm_fwd", odd_chunks(n, short_to=7168, wide_from=8192))
+    if sized(n, dtype) and (n <= 4608 or n % 1024 == 0):
+        return Launch("rmsnorm_fwd_row", {"BLOCK_N": n, "WARPS": sized_fwd_warps(n)})
     if n <= 8192 and not (dtype != "f32" and exact_split(n)):
         if dtype == "f32" and n > 4096:
             return Launch("rmsnorm_fwd", {"BLOCK_N": 4096, "WARPS": 8})
@@ -483,6 +550,8 @@ def _storing(launch, **consts):
 def _rms_bwd(n, resident, m, sms, dtype):
     if n <= 512:
         return Launch("rmsnorm_bwd_rows", rows_tile(n, 4, elems=2048), per_sm=4)
+    if sized(n, dtype) and (launch := sized_bwd("rmsnorm_bwd", "rmsnorm_bwd_split_acc", n, m, sms)):
+        return launch
     if n <= 4096:
         warps, per_sm = (4, 4) if n <= 2048 else (8, 2)
         if dtype == "f32":  # twice the registers per element: twice the threads per row, half the CTAs per SM
@@ -589,6 +658,9 @@ def ln_fwd(n, sms=132, resident=None, dtype="bf16"):
         return Launch("layernorm_fwd", {"BLOCK_N": 2048, "WARPS": 16 if 4096 < n <= 8192 else 4})
     if 7168 < n <= 8192:
         return Launch("layernorm_fwd_row", {"BLOCK_N": 8192, "WARPS": 8, "CTAS": 3, "L2": 3 * sms})
+    if sized(n, dtype):
+        warps = sized_fwd_warps(n, wide=False)  # asking ptxas for 3 CTAs of 14 warps spills 8 bytes at 40 registers
+        return Launch("layernorm_fwd_row", {"BLOCK_N": n, "WARPS": warps, **({"CTAS": 2} if warps >= 14 else {})})
     cut = exact_split(n) if n <= 8192 else None
     if cut and cut[1] >= 2048:  # 3 x 2048 (10922x6144 84.7 us against 86.6 for the chunks); 5 x 1024 lost to them
         c, b = cut
@@ -693,6 +765,8 @@ def _ln_bwd(n, m, sms, dtype):
         return Launch("layernorm_bwd_rows", rows_tile(n, 8 if n <= 512 else 4), per_sm=2)
     if n <= 2048:
         return Launch("layernorm_bwd", {"BLOCK_N": block(n), "WARPS": 8, "L2": _row_l2(m, sms)}, per_sm=2)
+    if sized(n, dtype) and (launch := sized_bwd("layernorm_bwd", "layernorm_bwd_split_acc", n, m, sms)):
+        return launch
     cut = exact_split(n) or slices_of_1024(n, dtype, narrow=True) if dtype != "f32" else None
     if cut:  # 16 columns a thread, at least 4 warps (13107x5120: 135.5 us at 4, 137.2 at 2)
         c, b = cut

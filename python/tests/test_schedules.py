@@ -109,25 +109,63 @@ def test_rows_that_would_not_fill_the_one_row_tile():
     row's last 2048 columns would be more than half full, or from 6145
     columns the 2 x 4096 split; LayerNorm's take 1024-wide chunks at 4 warps
     from 2049 to 7168 columns but 6144 (3 x 2048), the one-row tile above
-    (backend v40); exact splits and float32 keep theirs."""
+    (backend v40); exact splits, float32 and rows of whole 512s (tiles sized
+    to them: test_rows_of_whole_512s_take_tiles_sized_to_them) keep theirs."""
     def chunks(b):
         return {"BLOCK_N": b, "WARPS": 4}
     split = {"BLOCK_N": 4096, "CLUSTER": 2, "WARPS": 8, "P": 192}
-    for n, rms in ((2056, chunks(1024)), (2560, chunks(1024)), (3072, chunks(1024)), (3320, chunks(2048)),
-                   (4104, chunks(1024)), (4608, chunks(1024)), (5632, chunks(2048)), (6000, chunks(2048)),
-                   (6152, split), (6648, split)):
+    for n, rms in ((2056, chunks(1024)), (2304, chunks(1024)), (3320, chunks(2048)), (4104, chunks(1024)),
+                   (5632, chunks(2048)), (6000, chunks(2048)), (6152, split), (6648, split)):
         for dt in ("bf16", "f16"):
             launch = schedules.rms_fwd(n, SMS, dtype=dt)
             assert (launch.kernel, launch.consts) == ("rmsnorm_fwd_split" if rms is split else "rmsnorm_fwd", rms), n
-            assert schedules.ln_fwd(n, SMS, dtype=dt) == schedules.Launch("layernorm_fwd", chunks(1024)), n
-    for n in (3328, 3584, 4096, 6656, 7168, 8184, 8192):
-        assert schedules.rms_fwd(n, SMS).kernel == "rmsnorm_fwd_row", n
-    for n in (4096, 5120, 7168):
+            if n % 512:
+                assert schedules.ln_fwd(n, SMS, dtype=dt) == schedules.Launch("layernorm_fwd", chunks(1024)), n
+    for n in (3328, 6656, 8184, 8192):
+        assert schedules.rms_fwd(n, SMS).consts == {"BLOCK_N": 8192 if n > 4096 else 4096}, n
+    for n in (4096, 5120):
         assert schedules.ln_fwd(n, SMS) == schedules.Launch("layernorm_fwd", chunks(1024)), n
-    for n in (7176, 8192):
-        assert schedules.ln_fwd(n, SMS).kernel == "layernorm_fwd_row", n
+    for n in (7176, 7680, 8192):
+        assert schedules.ln_fwd(n, SMS).consts["BLOCK_N"] == 8192, n
     assert schedules.rms_fwd(5120, SMS).consts["CLUSTER"] == 5 and schedules.ln_fwd(6144, SMS).consts["CLUSTER"] == 3
     assert schedules.rms_fwd(6000, SMS, dtype="f32").consts == {"BLOCK_N": 4096, "WARPS": 8}
+
+
+def test_rows_of_whole_512s_take_tiles_sized_to_them():
+    """16-bit rows of 2049-8191 columns that are whole 512s but not a power
+    of two nor an exact split take tiles sized to the row, not padded
+    (backend v42, schedules.sized): the forwards the row kernel at 32
+    columns a thread where 1024s divide the row, else 16 (RMSNorm's rows of
+    an odd count of 512s past 4608 and rows past 7168 keep theirs); the
+    backwards 16 columns a thread in the row kernel, or over clusters of 3
+    past 4096 columns where 3 divides the row's 512s."""
+    fwd = {2560: 5, 3072: 3, 3584: 7, 4608: 9, 5632: 11, 6656: 13, 7168: 7}
+    for n, warps in fwd.items():
+        for dt in ("bf16", "f16"):
+            ln = schedules.ln_fwd(n, SMS, dtype=dt)
+            ctas = {"CTAS": 2} if n // 512 >= 14 else {}
+            assert (ln.kernel, ln.consts) == ("layernorm_fwd_row", {"BLOCK_N": n, "WARPS": n // 512, **ctas}), n
+            rms = schedules.rms_fwd(n, SMS, dtype=dt)
+            if n <= 4608 or n % 1024 == 0:
+                assert (rms.kernel, rms.consts) == ("rmsnorm_fwd_row", {"BLOCK_N": n, "WARPS": warps}), n
+            else:
+                assert rms.consts.get("BLOCK_N") != n, n
+    for n in (2560, 3072, 3584, 4608, 5632, 6656, 7168, 7680):
+        for norm, bwd in (("rmsnorm", schedules.rms_bwd), ("layernorm", schedules.ln_bwd)):
+            launch = bwd(n, m=10000, dtype="bf16")
+            if n == 7168:  # 14 warps: the row kernel's registers would spill (schedules.sized_bwd)
+                assert launch.consts["BLOCK_N"] in (4096, 8192), launch
+            elif n > 4096 and n // 512 % 3 == 0:
+                assert launch == schedules.Launch(f"{norm}_bwd_split_acc", {"BLOCK_N": n // 3, "CLUSTER": 3,
+                                                  "WARPS": n // 1536}, per_sm=8, cluster=3), launch
+            else:
+                assert launch == schedules.Launch(f"{norm}_bwd", {"BLOCK_N": n, "WARPS": n // 512, "L2": 2},
+                                                  per_sm=2 if n < 4096 else 1), launch
+            if n != 7168:
+                assert bwd(n, m=10, dtype="bf16").consts.get("L2", 0) == 0
+    for n in (2048, 4096, 5120, 6144, 8192, 2304, 6200):  # powers of two, exact splits, not whole 512s
+        assert not schedules.sized(n, "bf16"), n
+    assert not schedules.sized(4608, "f32") and schedules.rms_fwd(4608, SMS, dtype="f32").consts["BLOCK_N"] == 4096
 
 
 def test_rows_off_alignment_take_the_shifted_chunks_or_splits():
@@ -349,15 +387,19 @@ def test_rows_of_exact_slices(mods, n, cut):
         assert schedules.exact_split(other) is None
 
 
-@pytest.mark.parametrize("n", [2056, 2560, 3072, 4104, 4608, 5632, 6200])
+@pytest.mark.parametrize("n", [2056, 2560, 3072, 4104, 4608, 5632, 6200, 7168])
 def test_rows_off_their_padded_tiles(mods, n):
     """16-bit rows of whole pieces that padded power-of-two tiles would leave
     idle in part (backend v40): the forwards in chunks or over 2 x 4096
     (test_rows_that_would_not_fill_the_one_row_tile), the backwards of
     4097-5119 columns over 5 x 1024 and LayerNorm's of 2049-3072 over 3 x
-    1024 (schedules.slices_of_1024). Those launches give the float64 answers
-    in the interpreter."""
+    1024 (schedules.slices_of_1024); rows of whole 512s in tiles sized to
+    them (backend v42, schedules.sized). Those launches give the float64
+    answers in the interpreter."""
     rms, ln = check_rmsnorm(mods[0], n, schedule_dtype="bf16"), check_layernorm(mods[1], n, schedule_dtype="bf16")
+    if schedules.sized(n, "bf16"):  # at least the forward of LayerNorm sized to the row
+        assert ln[0].consts["BLOCK_N"] == n
+        return
     slices = {"rms": (5, 1024) if 4096 < n < 5120 else None,
               "ln": (5, 1024) if 4096 < n < 5120 else (3, 1024) if n <= 3072 else None}
     for launch, cut in ((rms[1], slices["rms"]), (ln[1], slices["ln"])):

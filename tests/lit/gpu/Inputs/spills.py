@@ -24,7 +24,8 @@ for dt in ("bf16", "f32"):
     # (3001, 8191 and 65537: 16-bit rows off alignment, in chunks: schedules.odd_chunks; 8191, 16383, 32767 and
     # 131071 backward: the splits with a head tile; 2560, 4608 and 6200: rows of whole pieces off the padded
     # tiles, forward in chunks and over 2 x 4096, backward over 3 or 5 x 1024)
-    for n in (7, 128, 512, 1000, 2048, 2560, 3001, 4096, 4608, 5120, 6200, 8191, 8192, 12288, 14000, 16383, 16384, 20000,
+    for n in (7, 128, 512, 1000, 2048, 2560, 3001, 3072, 4096, 4608, 5120, 5632, 6200, 7168, 7680, 8191, 8192, 12288, 14000,
+              16383, 16384, 20000,
               32767, 40000, 65536, 65537, 98304, 131071, 131072, 196608, 262144):
         # The backwards also as launched for few rows (m = 1: the row kernels without their L2 request).
         # And under torch.use_deterministic_algorithms (deterministic=True).
