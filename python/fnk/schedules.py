@@ -118,7 +118,15 @@ def sized(n, dtype):
     | 11000x4608 | 85.0 (3 x 1536, W3) | 132.5 | 176.3 | 94.0 (3 x 1536, W3) | 142.2 | 249.3 |
     | 9000x5632 | 82.0 (row, W11) | 132.9 | 192.8 | | | |
 
-    (7168 keeps its launches: sized_bwd.)
+    Measured after the rule (its own launch / the one before / compile):
+    RMSNorm backward 14000x3584 80.5 / 81.7 / 136.8, 7500x6656 80.6 / 98.1 /
+    164.5; LayerNorm backward 9000x5632 86.3 / 138.1 / 214.8, 6800x7680 over
+    3 x 2560 99.1 / 106.1 / 222.1; RMSNorm forward 16000x3072 in 3 warps
+    50.8 (the copy: 50.7) / 55.0 / 65.1 (in 6 warps 54.1), 14000x3584 56.5 /
+    56.8 / 61.9; LayerNorm forward 16000x3072 63.3 / 63.8 / 128.2,
+    7500x6656 64.0 / 70.8 / 89.0. RMSNorm's 7680 backward keeps its 2 x
+    4096 (82.4 against 89.4 over 3 x 2560), and 7168 backwards keep theirs
+    (sized_bwd).
 
     The forwards hold 16 columns a thread, RMSNorm's 32 where the row
     divides into 1024s (7168 in 7 warps: 68.4 against 75.6 in 14; LayerNorm
@@ -138,8 +146,11 @@ def sized(n, dtype):
 def sized_fwd_warps(n, wide=True):
     """The warps of a forward's tile sized to n columns (sized): 16 columns
     a thread, or where `wide` (RMSNorm) 32 where 1024s divide the row.
-    LayerNorm's 7168 in 7 warps spills 28 bytes at the 80 registers of its 3
-    CTAs per SM (81.0 us, against 82.5 in 14)."""
+    LayerNorm's row kernel asks ptxas for 3 CTAs per SM (CTAS), so at 7168
+    columns it spills: 8 bytes at 40 registers in 14 warps (82.5 us at
+    9362x7168), 28 at 80 in 7 (81.0); asked for 2 CTAs of 14 warps it spills
+    none and runs 103.3 (the 1024 chunks 88.5; backend v42). The 14 warps
+    stand, a known spill in tests/lit/gpu/spills.test."""
     return n // 1024 if wide and n % 1024 == 0 else n // 512
 
 
@@ -550,7 +561,8 @@ def _storing(launch, **consts):
 def _rms_bwd(n, resident, m, sms, dtype):
     if n <= 512:
         return Launch("rmsnorm_bwd_rows", rows_tile(n, 4, elems=2048), per_sm=4)
-    if sized(n, dtype) and (launch := sized_bwd("rmsnorm_bwd", "rmsnorm_bwd_split_acc", n, m, sms)):
+    # (at 15/16 of 2 x 4096 and above that split stays: 6800x7680 82.4 us against 89.4 over 3 x 2560, v42)
+    if sized(n, dtype) and n * 16 < 15 * 8192 and (launch := sized_bwd("rmsnorm_bwd", "rmsnorm_bwd_split_acc", n, m, sms)):
         return launch
     if n <= 4096:
         warps, per_sm = (4, 4) if n <= 2048 else (8, 2)
@@ -659,8 +671,7 @@ def ln_fwd(n, sms=132, resident=None, dtype="bf16"):
     if 7168 < n <= 8192:
         return Launch("layernorm_fwd_row", {"BLOCK_N": 8192, "WARPS": 8, "CTAS": 3, "L2": 3 * sms})
     if sized(n, dtype):
-        warps = sized_fwd_warps(n, wide=False)  # asking ptxas for 3 CTAs of 14 warps spills 8 bytes at 40 registers
-        return Launch("layernorm_fwd_row", {"BLOCK_N": n, "WARPS": warps, **({"CTAS": 2} if warps >= 14 else {})})
+        return Launch("layernorm_fwd_row", {"BLOCK_N": n, "WARPS": sized_fwd_warps(n, wide=False)})
     cut = exact_split(n) if n <= 8192 else None
     if cut and cut[1] >= 2048:  # 3 x 2048 (10922x6144 84.7 us against 86.6 for the chunks); 5 x 1024 lost to them
         c, b = cut

@@ -143,8 +143,7 @@ def test_rows_of_whole_512s_take_tiles_sized_to_them():
     for n, warps in fwd.items():
         for dt in ("bf16", "f16"):
             ln = schedules.ln_fwd(n, SMS, dtype=dt)
-            ctas = {"CTAS": 2} if n // 512 >= 14 else {}
-            assert (ln.kernel, ln.consts) == ("layernorm_fwd_row", {"BLOCK_N": n, "WARPS": n // 512, **ctas}), n
+            assert (ln.kernel, ln.consts) == ("layernorm_fwd_row", {"BLOCK_N": n, "WARPS": n // 512}), n
             rms = schedules.rms_fwd(n, SMS, dtype=dt)
             if n <= 4608 or n % 1024 == 0:
                 assert (rms.kernel, rms.consts) == ("rmsnorm_fwd_row", {"BLOCK_N": n, "WARPS": warps}), n
@@ -153,7 +152,7 @@ def test_rows_of_whole_512s_take_tiles_sized_to_them():
     for n in (2560, 3072, 3584, 4608, 5632, 6656, 7168, 7680):
         for norm, bwd in (("rmsnorm", schedules.rms_bwd), ("layernorm", schedules.ln_bwd)):
             launch = bwd(n, m=10000, dtype="bf16")
-            if n == 7168:  # 14 warps: the row kernel's registers would spill (schedules.sized_bwd)
+            if n == 7168 or (n == 7680 and norm == "rmsnorm"):  # 14 warps would spill; RMSNorm's 2 x 4096 at 15/16
                 assert launch.consts["BLOCK_N"] in (4096, 8192), launch
             elif n > 4096 and n // 512 % 3 == 0:
                 assert launch == schedules.Launch(f"{norm}_bwd_split_acc", {"BLOCK_N": n // 3, "CLUSTER": 3,
@@ -161,7 +160,7 @@ def test_rows_of_whole_512s_take_tiles_sized_to_them():
             else:
                 assert launch == schedules.Launch(f"{norm}_bwd", {"BLOCK_N": n, "WARPS": n // 512, "L2": 2},
                                                   per_sm=2 if n < 4096 else 1), launch
-            if n != 7168:
+            if launch.kernel.endswith("_bwd"):
                 assert bwd(n, m=10, dtype="bf16").consts.get("L2", 0) == 0
     for n in (2048, 4096, 5120, 6144, 8192, 2304, 6200):  # powers of two, exact splits, not whole 512s
         assert not schedules.sized(n, "bf16"), n
