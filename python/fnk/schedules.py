@@ -70,8 +70,10 @@ def slices_of_1024(n, dtype, narrow=False):
     rows with every lane of their tile, so a padded lane costs as a full
     one; and a padded last slice costs the cluster more than its lanes (the
     5 x 1024 split alone: 98.3 us at 8000x4608 against 74.3 at 8000x5120,
-    backend v41), so these launches win by less than the fill says and
-    slices sized to the row are the next candidate. Backend v40, bf16, us (bench/bwd_probe.py; the padded launch and
+    backend v41), so these launches win by less than the fill says; rows
+    of whole 512s take tiles sized to them instead (sized, backend v42:
+    4608 over 3 x 1536 85.0 us against 131.9 here), and these launches
+    serve the rest of the two ranges. Backend v40, bf16, us (bench/bwd_probe.py; the padded launch and
     torch.compile in one process; 4608 and 3072 the widths measured, the
     rest of the two ranges interpolated):
 

@@ -469,9 +469,13 @@ def _cases(quick, knob):
                     yield (T, f"ragged cluster={cluster} M={M} N={N}") + c
             # Tiles sized to the row (not a power of two), full and ragged: 5632 in 11 warps (two 16-byte pieces a
             # lane) and over 2 x 2816 in 11; 4608 in 18 warps and over 3 x 1536 in 6; 3000 in a 3072 tile of 12
-            # warps and over 2 x 1536 in 3 (two pieces a lane).
+            # warps and over 2 x 1536 in 3 (two pieces a lane). Then schedules.sized's own launches (backend v42):
+            # 4608 in 9 and over 3 x 1536 in 3, 2560 in 5, 7168 in 14; and 1000 in a 1024 tile of 6 warps, 256
+            # chunks over 192 threads (the fold v42 mended read only the first chunk's partials).
             for (M, N, warps, cluster, slice_warps) in [(5, 5632, 11, 2, 11), (3, 5600, 11, 2, 11),
-                                                         (5, 4608, 18, 3, 6), (7, 3000, 12, 2, 3)]:
+                                                         (5, 4608, 18, 3, 6), (7, 3000, 12, 2, 3),
+                                                         (5, 4608, 9, 3, 3), (7, 2560, 5, 2, 5), (3, 7168, 14, 2, 7),
+                                                         (5, 1000, 6, 2, 1)]:
                 for c in sized_cases(rng, M, N, warps, cluster, slice_warps):
                     yield (T, f"sized M={M} N={N}") + c
         for (M, N) in ([(7, 1000)] if quick else [(7, 1000), (5, 8192)] if knob else
