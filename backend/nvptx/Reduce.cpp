@@ -106,8 +106,8 @@ InnerFold innerFold(const ir::TileLayout& L, const std::vector<int64_t>& shape, 
   }
   // Otherwise each chunk on its own: a row is P / w groups of w lanes, which
   // tile the CTA's chunks when w divides 32 and P (g / w is then the slot of
-  // (chunk, tid) for every T). Rows of 48 chunks over 32 threads, say, or 704
-  // over 384 take this path; rows of 24 chunks the scratch loop below.
+  // (chunk, tid) for every T). Rows of 64 chunks over 96 threads, say, or 704
+  // over 384 take this path; rows of 24 or 48 chunks the scratch loop below.
   f.w = std::min<int64_t>(f.P, 32);
   f.ok = isPow2(f.w) && f.P % f.w == 0;
   f.groups = f.P / f.w;

@@ -130,10 +130,10 @@ def sized(n, dtype):
     4096 (82.4 against 89.4 over 3 x 2560), and 7168 backwards keep theirs
     (sized_bwd).
 
-    The forwards hold 16 columns a thread, RMSNorm's 32 where the row
-    divides into 1024s (7168 in 7 warps: 68.4 against 75.6 in 14; LayerNorm
-    81.0 against 82.5 (W14 taken), sized_fwd_warps), else 16 (4608 in 9 warps:
-    58.4 against 75.0 in 18; 2560 in 5: 51.9 against 62.5 in 10); RMSNorm's
+    The forwards hold 16 columns a thread (4608 in 9 warps: 58.4 against
+    75.0 in 18; 2560 in 5: 51.9 against 62.5 in 10), RMSNorm's 32 where the
+    row divides into 1024s (7168 in 7 warps: 68.4 against 75.6 in 14;
+    LayerNorm's 14 warps there: sized_fwd_warps); RMSNorm's
     rows of an odd count of 512s past 4608 keep theirs (5632: 61.0 against
     the 2048 chunks' 57.9; over 2 x 2816 in 11 warps 55.0, not taken yet),
     LayerNorm's 4608 takes the tile at a loss of 2.6% to the chunks, for one
