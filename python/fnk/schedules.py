@@ -110,7 +110,7 @@ def sized(n, dtype):
     |---|---|---|---|---|---|---|
     | 20000x2560 | 51.9 (W5) | 66.0 | 76.0 | 65.2 (W5) | 80.9 | 158.9 |
     | 11000x4608 | 58.4 (W9) | 61.7 | 62.1 | 74.9 (W9) | 73.0 | 106.8 |
-    | 9000x5632 | 61.0 (W11), kept | 57.9 | 56.7 | 69.3 (W11) | 72.2 | 89.3 |
+    | 9000x5632 | 55.0 (2 x 2816, W11) | 57.9 | 56.7 | 69.3 (W11) | 72.2 | 89.3 |
     | 9362x7168 | 68.4 (W7) | 71.6 | 67.3 | 82.5 (W14) | 89.6 | 109.9 |
 
     | rows x columns | RMSNorm bwd | before | compile | LayerNorm bwd | before | compile |
@@ -134,8 +134,10 @@ def sized(n, dtype):
     75.0 in 18; 2560 in 5: 51.9 against 62.5 in 10), RMSNorm's 32 where the
     row divides into 1024s (7168 in 7 warps: 68.4 against 75.6 in 14;
     LayerNorm's 14 warps there: sized_fwd_warps); RMSNorm's
-    rows of an odd count of 512s past 4608 keep theirs (5632: 61.0 against
-    the 2048 chunks' 57.9; over 2 x 2816 in 11 warps 55.0, not taken yet),
+    rows of an odd count of 512s past 4608 lost in the tile (5632: 61.0
+    against the 2048 chunks' 57.9) and take two halves of it in as many
+    warps (2 x 2816 in 11, 3 CTAs per SM: 55.0 and 55.3 in two rounds), up
+    to 13/16 of 8192 (6656 and 7680 keep the padded tile, as before),
     LayerNorm's 4608 takes the tile at a loss of 2.6% to the chunks, for one
     rule. The backwards hold 16 columns a thread: the row kernel up to 4096
     columns (3072 in 6 warps, 78.8, against 94.1 in 12) and where no
@@ -459,6 +461,8 @@ def rms_fwd(n, sms=132, resident=None, dtype="bf16"):
             Launch("rmsnorm_fwd", odd_chunks(n, short_to=7168, wide_from=8192))
     if sized(n, dtype) and (n <= 4608 or n % 1024 == 0):
         return Launch("rmsnorm_fwd_row", {"BLOCK_N": n, "WARPS": sized_fwd_warps(n)})
+    if sized(n, dtype) and n * 16 < 13 * block(n):  # 5632: two halves in n / 512 warps each, 3 CTAs per SM
+        return Launch("rmsnorm_fwd_split", {"BLOCK_N": n // 2, "CLUSTER": 2, "WARPS": n // 512, "P": 3 * sms // 2})
     if n <= 8192 and not (dtype != "f32" and exact_split(n)):
         if dtype == "f32" and n > 4096:
             return Launch("rmsnorm_fwd", {"BLOCK_N": 4096, "WARPS": 8})
