@@ -10,7 +10,7 @@ backward split over its last slice's fill) came from it:
         --case 4608:rmsnorm_bwd_split_acc:BLOCK_N=1024,CLUSTER=5,WARPS=2,P=105 \\
         --case 5120:rmsnorm_bwd_split_acc:BLOCK_N=1024,CLUSTER=5,WARPS=2,P=105 \\
         --case 4608:rmsnorm_bwd_split_acc:BLOCK_N=1536,CLUSTER=3,WARPS=6,P=176 \\
-        --env FNK_EMPTY_CHUNKS=1
+        --env FNK_PARTIAL_CHUNKS=1
 
 A case is N:KERNEL:K=V,...: a kernel of stdlib/norm (rmsnorm.fnk or
 layernorm.fnk, by its name), its consts (T=bf16 unless given), and dim.NAME=V

@@ -60,7 +60,6 @@ enum class Knob {
   KeepL2,              // FNK_KEEP_L2 (default 1): keep = true also asks L2 for evict_last (0: L1 alone)
   Unaligned,           // FNK_UNALIGNED: 1 always, 0 never, unset as TargetOptions::unaligned says
   PartialChunks,       // FNK_PARTIAL_CHUNKS: 1 always, 0 never, unset in aligned_code kernels (Lowerer::partialChunks)
-  EmptyChunks,         // FNK_EMPTY_CHUNKS: a load's chunk with no element in bounds skips its loads (Lowerer::emptyChunks)
 };
 /// The knob's variable as an integer (a non-numeric text counts as 1), or
 /// `dflt` when it is unset or empty.

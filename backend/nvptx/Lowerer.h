@@ -99,14 +99,6 @@ public:
   /// select its valid elements after (loadAt, Keep). FNK_PARTIAL_CHUNKS, or
   /// else the kernel's launch(aligned_code = true).
   bool partialChunks = false;
-  /// A global load's chunk that takes the element-by-element way tests
-  /// whether any of its elements is accessed, and where none is takes its
-  /// defaults without the (predicated-off) loads. In a split's padded last
-  /// slice the lanes past the row hold such chunks, and the 5 x 1024
-  /// backward ran 30% behind the exact split per row (docs/perf-notes.md,
-  /// backend v41): this tests whether their code is why. FNK_EMPTY_CHUNKS=1
-  /// (an experiment, off until timed).
-  bool emptyChunks = false;
 
   // --- types and small helpers (Lowerer.cpp) --------------------------------
   llvm::Type* regType(ir::DType t);  // in registers (i1 as i1)

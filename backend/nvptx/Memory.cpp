@@ -604,15 +604,14 @@ TV Lowerer::loadAt(const ir::Operation& op, const std::vector<int64_t>& shape) {
   const bool vec = !out.layout.uniform && V > 1 && rank > 0 && rt.dtype != ir::DType::I1 &&
                    vectorizable(*this, op, rank, rt.shape, V);
   auto zero = [&]() -> llvm::Value* { return llvm::Constant::getNullValue(regType(rt.dtype)); };
-  // Element r's value where it is not accessed: `other`'s, else 0.
-  auto dfltOf = [&](size_t r) { return a.other ? a.other->regs[a.other->layout.uniform ? 0 : r] : zero(); };
   // Element r; with k > 0, its indices are register r - k's plus k (see elementAddress).
   auto scalarLoad = [&](size_t r, int64_t k = 0, llvm::Value* lastBase = nullptr) -> llvm::Value* {
     llvm::Value *valid, *off;
     elementAt(*this, a, out.layout, r, valid, off, k, lastBase);
     if (laneZeroScalarLoads_ && out.layout.uniform)
       valid = andAll(valid, b.CreateICmpEQ(b.CreateAnd(tid, i32(31)), i32(0)));
-    return guardedLoad(mem, rt.dtype, valid, off, dfltOf(r));
+    llvm::Value* dflt = a.other ? a.other->regs[a.other->layout.uniform ? 0 : r] : zero();
+    return guardedLoad(mem, rt.dtype, valid, off, dflt);
   };
   if (!vec) {
     for (size_t r = 0; r < out.regs.size(); ++r) out.regs[r] = scalarLoad(r);
@@ -642,51 +641,18 @@ TV Lowerer::loadAt(const ir::Operation& op, const std::vector<int64_t>& shape) {
       }
       return vecs;
     };
-    // Chunk c's V values in pieces, element e's from value(e).
-    auto packed = [&](const std::function<llvm::Value*(int64_t)>& value) {
-      std::vector<llvm::Value*> vecs;
-      for (int64_t p = 0; p < pieces; ++p) {
-        llvm::Value* vv = llvm::PoisonValue::get(plan.vty);
-        for (int64_t k = 0; k < plan.perPiece; ++k)
-          vv = b.CreateInsertElement(vv, value(p * plan.perPiece + k), static_cast<uint64_t>(k));
-        vecs.push_back(vv);
-      }
-      return vecs;
-    };
     auto elementChunk = [&](int64_t c) {
       const size_t r0 = static_cast<size_t>(c * V);
       llvm::Value* base = lastIndexBase(*this, a, r0);
-      if (!emptyChunks)
-        return packed([&](int64_t e) { return scalarLoad(r0 + static_cast<size_t>(e), e, base); });
-      // Every element's test first; where none holds, the defaults, no load (Lowerer::emptyChunks).
-      std::vector<llvm::Value*> valid(static_cast<size_t>(V)), off(static_cast<size_t>(V));
-      llvm::Value* any = nullptr;  // stays null where an element has no test (always accessed)
-      bool always = false;
-      for (int64_t e = 0; e < V; ++e) {
-        const size_t k = static_cast<size_t>(e);
-        elementAt(*this, a, out.layout, r0 + k, valid[k], off[k], e, base);
-        always = always || !valid[k];
-        if (valid[k]) any = any ? b.CreateOr(any, valid[k]) : valid[k];
-      }
-      auto loads = [&] {
-        return packed([&](int64_t e) {
-          const size_t k = static_cast<size_t>(e);
-          return guardedLoad(mem, rt.dtype, valid[k], off[k], dfltOf(r0 + k));
-        });
-      };
-      if (always) return loads();
-      llvm::BasicBlock* someBB = llvm::BasicBlock::Create(ctx, "e.some", kernel);
-      llvm::BasicBlock* noneBB = llvm::BasicBlock::Create(ctx, "e.none", kernel);
-      llvm::BasicBlock* done = llvm::BasicBlock::Create(ctx, "e.any", kernel);
-      b.CreateCondBr(any, someBB, noneBB);
-      std::vector<Way> ways;
-      ways.push_back(wayTo(*this, someBB, done, loads));
-      ways.push_back(wayTo(*this, noneBB, done, [&] {
-        return packed([&](int64_t e) { return dfltOf(r0 + static_cast<size_t>(e)); });
-      }));
-      b.SetInsertPoint(done);
       std::vector<llvm::Value*> vecs;
-      joinWays(*this, ways, vecs);
+      for (int64_t p = 0; p < pieces; ++p) {
+        llvm::Value* vv = llvm::PoisonValue::get(plan.vty);
+        for (int64_t k = 0; k < plan.perPiece; ++k) {
+          const int64_t e = p * plan.perPiece + k;
+          vv = b.CreateInsertElement(vv, scalarLoad(r0 + static_cast<size_t>(e), e, base), static_cast<uint64_t>(k));
+        }
+        vecs.push_back(vv);
+      }
       return vecs;
     };
     auto validChunk = [&](int64_t c) {  // a wholly valid chunk off alignment (elementsOf)

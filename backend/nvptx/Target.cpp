@@ -70,7 +70,6 @@ Status buildModule(const ir::Function& fn, const TargetOptions& opts, llvm::LLVM
   // other (as the JIT would run it); FNK_UNALIGNED=1 still forces it.
   lowerer.unaligned = unalignedCode(opts.unaligned && alignmentMatters(fn));
   lowerer.partialChunks = forcedOr(Knob::PartialChunks, fn.alignedCode());
-  lowerer.emptyChunks = knob(Knob::EmptyChunks) != 0;
   if (opts.body >= 0) {
     lowerer.decidedIf = ir::launchBranch(fn).iff;
     lowerer.decidedThen = opts.body == 1;
@@ -105,9 +104,8 @@ constexpr const char* kKnobNames[] = {"FNK_NO_CONTRACT",          "FNK_NO_HOIST"
                                       "FNK_PDL",                  "FNK_NO_SWIZZLE",
                                       "FNK_NO_STREAM",            "FNK_JIT_ONE_BODY",
                                       "FNK_WARP_PUSH",            "FNK_KEEP_L2",
-                                      "FNK_UNALIGNED",            "FNK_PARTIAL_CHUNKS",
-                                      "FNK_EMPTY_CHUNKS"};  // in Knob's order
-static_assert(std::size(kKnobNames) == static_cast<size_t>(Knob::EmptyChunks) + 1, "one name per Knob");
+                                      "FNK_UNALIGNED",            "FNK_PARTIAL_CHUNKS"};  // in Knob's order
+static_assert(std::size(kKnobNames) == static_cast<size_t>(Knob::PartialChunks) + 1, "one name per Knob");
 
 /// Each knob's text ("" when unset), read once.
 const std::vector<std::string>& knobTexts() {

@@ -4,7 +4,7 @@
 # over ragged shapes (bf16 and f32), again with the compiler's A/B
 # knobs set the other way (FNK_FULL_TILES=0, FNK_JIT_ONE_BODY=0, FNK_NO_SIBLING_REDUCE=1, FNK_CLUSTER_DEFER=1,
 # FNK_PDL=0 and 1, FNK_WARP_PUSH=0, FNK_CLUSTER_ASYNC=0,
-# FNK_UNALIGNED=1, FNK_PARTIAL_CHUNKS=1 and 0, FNK_EMPTY_CHUNKS=1)
+# FNK_UNALIGNED=1, FNK_PARTIAL_CHUNKS=1 and 0)
 # on the kernels they change, fnk.torch against torch on CUDA tensors,
 # then bench/bench.py: every norm workload of PERFORMANCE.md against torch eager
 # and torch.compile in one process. Prints PASS/FAIL/
@@ -86,10 +86,6 @@ if [ $checks = 1 ]; then
   # kernel, loads with an `other` and rows loaded ahead included; and the shifted splits without.
   knob_checks partial FNK_PARTIAL_CHUNKS=1 rmsnorm_,layernorm_,dit_modulate,lang_
   knob_checks nopartial FNK_PARTIAL_CHUNKS=0 rmsnorm_bwd_split,layernorm_bwd_split
-  # A load's chunk with no element in bounds takes zeros without its loads (Lowerer::emptyChunks; an
-  # experiment, off by default): the split backwards, whose last CTA's lanes past the row hold such chunks,
-  # and the row forwards.
-  knob_checks empty FNK_EMPTY_CHUNKS=1 rmsnorm_bwd_split,layernorm_bwd_split,rmsnorm_fwd_row,layernorm_fwd_row
 fi
 if [ $checks = 1 ]; then
   # Every kernel (stdlib, examples, variants, conformance) through ptxas, also
