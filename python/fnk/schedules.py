@@ -459,14 +459,16 @@ def rms_fwd(n, sms=132, resident=None, dtype="bf16"):
     if dtype != "f32" and off_alignment(n, dtype):  # n > 2048 here
         return filled_split("rmsnorm_fwd_split", n, sms, dtype) or \
             Launch("rmsnorm_fwd", odd_chunks(n, short_to=7168, wide_from=8192))
-    if sized(n, dtype) and (n <= 4608 or n % 1024 == 0):
-        return Launch("rmsnorm_fwd_row", {"BLOCK_N": n, "WARPS": sized_fwd_warps(n)})
-    if sized(n, dtype) and n * 16 < 13 * block(n):  # 5632: two halves in n / 512 warps each, 3 CTAs per SM
-        return Launch("rmsnorm_fwd_split", {"BLOCK_N": n // 2, "CLUSTER": 2, "WARPS": n // 512, "P": 3 * sms // 2})
+    fills_13_16 = n * 16 >= block(n) * 13  # the one-row tile, padded to a power of two
+    if sized(n, dtype):
+        if n <= 4608 or n % 1024 == 0:
+            return Launch("rmsnorm_fwd_row", {"BLOCK_N": n, "WARPS": sized_fwd_warps(n)})
+        if not fills_13_16:  # 5632: two halves in n / 512 warps each, 3 CTAs per SM
+            return Launch("rmsnorm_fwd_split", {"BLOCK_N": n // 2, "CLUSTER": 2, "WARPS": n // 512, "P": 3 * sms // 2})
     if n <= 8192 and not (dtype != "f32" and exact_split(n)):
         if dtype == "f32" and n > 4096:
             return Launch("rmsnorm_fwd", {"BLOCK_N": 4096, "WARPS": 8})
-        if dtype != "f32" and n * 16 < block(n) * 13:  # the one-row tile would be less than 13/16 full
+        if dtype != "f32" and not fills_13_16:
             return filled_split("rmsnorm_fwd_split", n, sms, dtype) or \
                 Launch("rmsnorm_fwd", {"BLOCK_N": 2048 if n % 2048 > 1024 else 1024, "WARPS": 4})
         return Launch("rmsnorm_fwd_row", {"BLOCK_N": block(n)})
